@@ -1,0 +1,283 @@
+//! Line framing: splits a byte stream into newline-terminated frames of bounded length.
+//! Knows bytes only; what a line means is the envelope module's business.
+
+use bytes::{Buf, Bytes, BytesMut};
+
+/// Default cap on one line: 64 MiB, enough for a prompt carrying large files.
+pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// A line that could not be framed. The stream goes on after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameError {
+    /// The line was longer than the limit; its bytes were discarded, not buffered.
+    TooLong { limit: usize, len: usize },
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::TooLong { limit, len } => {
+                write!(f, "line of {len} bytes exceeds the limit of {limit} bytes")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// Splits a buffer into lines. Accepts `\n` and `\r\n`; skips blank lines; a line longer
+/// than `max_line` bytes is reported once and skipped without being held in memory.
+///
+/// ```
+/// use acp_wire::LineDecoder;
+/// use bytes::BytesMut;
+/// let mut dec = LineDecoder::new(1024);
+/// let mut buf = BytesMut::from(&b"{\"a\":1}\r\n\n{\"b\""[..]);
+/// assert_eq!(dec.decode(&mut buf).unwrap().unwrap(), &b"{\"a\":1}"[..]);
+/// assert!(dec.decode(&mut buf).is_none()); // the second line is incomplete
+/// ```
+#[derive(Debug)]
+pub struct LineDecoder {
+    max_line: usize,
+    /// How far into the buffer we already know there is no newline.
+    scanned: usize,
+    /// While skipping an over-long line: how many of its bytes were dropped so far.
+    discarding: Option<usize>,
+    /// While skipping: whether the last dropped byte was `\r` (not part of the length).
+    dropped_cr: bool,
+}
+
+impl LineDecoder {
+    pub fn new(max_line: usize) -> Self {
+        LineDecoder {
+            max_line,
+            scanned: 0,
+            discarding: None,
+            dropped_cr: false,
+        }
+    }
+
+    pub fn max_line(&self) -> usize {
+        self.max_line
+    }
+
+    /// The next complete line in `buf`, if any; consumed bytes are removed from `buf`.
+    pub fn decode(&mut self, buf: &mut BytesMut) -> Option<Result<Bytes, FrameError>> {
+        loop {
+            if let Some(dropped) = self.discarding {
+                match memchr::memchr(b'\n', buf) {
+                    Some(i) => {
+                        let cr = if i == 0 {
+                            self.dropped_cr
+                        } else {
+                            buf[i - 1] == b'\r'
+                        };
+                        buf.advance(i + 1);
+                        self.discarding = None;
+                        self.scanned = 0;
+                        return Some(Err(self.too_long(dropped + i - usize::from(cr))));
+                    }
+                    None => {
+                        if let Some(&last) = buf.last() {
+                            self.dropped_cr = last == b'\r';
+                        }
+                        self.discarding = Some(dropped + buf.len());
+                        buf.clear();
+                        return None;
+                    }
+                }
+            }
+            match memchr::memchr(b'\n', &buf[self.scanned..]) {
+                Some(offset) => {
+                    let end = self.scanned + offset;
+                    self.scanned = 0;
+                    let mut line = buf.split_to(end + 1);
+                    line.truncate(end);
+                    if line.last() == Some(&b'\r') {
+                        line.truncate(end - 1);
+                    }
+                    if line.len() > self.max_line {
+                        return Some(Err(self.too_long(line.len())));
+                    }
+                    if is_blank(&line) {
+                        continue;
+                    }
+                    return Some(Ok(line.freeze()));
+                }
+                None => {
+                    // One byte of slack: a line of exactly `max_line` bytes may still be
+                    // waiting for its `\r`.
+                    if buf.len() > self.max_line + 1 {
+                        self.dropped_cr = buf.last() == Some(&b'\r');
+                        self.discarding = Some(buf.len());
+                        self.scanned = 0;
+                        buf.clear();
+                        continue;
+                    }
+                    self.scanned = buf.len();
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Like [`decode`](Self::decode), at end of stream: an unterminated last line counts.
+    pub fn decode_eof(&mut self, buf: &mut BytesMut) -> Option<Result<Bytes, FrameError>> {
+        if let Some(item) = self.decode(buf) {
+            return Some(item);
+        }
+        if let Some(dropped) = self.discarding.take() {
+            let cr = match buf.last() {
+                Some(&b) => b == b'\r',
+                None => self.dropped_cr,
+            };
+            let len = dropped + buf.len() - usize::from(cr);
+            buf.clear();
+            return Some(Err(self.too_long(len)));
+        }
+        if buf.is_empty() {
+            return None;
+        }
+        buf.extend_from_slice(b"\n");
+        self.decode(buf)
+    }
+
+    fn too_long(&self, len: usize) -> FrameError {
+        FrameError::TooLong {
+            limit: self.max_line,
+            len,
+        }
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Item = Result<Vec<u8>, FrameError>;
+
+    /// Feeds `input` in chunks of `chunk` bytes and collects every item, EOF included.
+    fn run(input: &[u8], chunk: usize, max: usize) -> Vec<Item> {
+        let mut dec = LineDecoder::new(max);
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        for piece in input.chunks(chunk.max(1)) {
+            buf.extend_from_slice(piece);
+            while let Some(item) = dec.decode(&mut buf) {
+                out.push(item.map(|b| b.to_vec()));
+            }
+        }
+        while let Some(item) = dec.decode_eof(&mut buf) {
+            out.push(item.map(|b| b.to_vec()));
+        }
+        out
+    }
+
+    fn every_chunking(input: &[u8], max: usize, expected: &[Item]) {
+        for chunk in 1..=input.len().max(1) {
+            assert_eq!(run(input, chunk, max), expected, "chunk size {chunk}");
+        }
+    }
+
+    fn ok(s: &str) -> Item {
+        Ok(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn splits_lines_under_every_chunking() {
+        every_chunking(
+            b"{\"a\":1}\n{\"b\":2}\n",
+            100,
+            &[ok("{\"a\":1}"), ok("{\"b\":2}")],
+        );
+    }
+
+    #[test]
+    fn accepts_crlf_and_skips_blank_lines() {
+        every_chunking(
+            b"\n\r\n  \n{\"a\":1}\r\n\t\r\n{\"b\":2}\n\n",
+            100,
+            &[ok("{\"a\":1}"), ok("{\"b\":2}")],
+        );
+    }
+
+    #[test]
+    fn unterminated_last_line_counts_at_eof() {
+        every_chunking(
+            b"{\"a\":1}\n{\"b\":2}",
+            100,
+            &[ok("{\"a\":1}"), ok("{\"b\":2}")],
+        );
+        every_chunking(b"{\"b\":2}\r", 100, &[ok("{\"b\":2}")]);
+    }
+
+    #[test]
+    fn too_long_line_is_reported_and_stream_continues() {
+        let too_long = Err(FrameError::TooLong { limit: 8, len: 12 });
+        every_chunking(
+            b"{\"a\":1}\n123456789012\n{\"b\":2}\n",
+            8,
+            &[ok("{\"a\":1}"), too_long, ok("{\"b\":2}")],
+        );
+    }
+
+    #[test]
+    fn line_exactly_at_limit_passes_with_crlf() {
+        every_chunking(
+            b"12345678\r\n123456789\r\n",
+            8,
+            &[
+                ok("12345678"),
+                Err(FrameError::TooLong { limit: 8, len: 9 }),
+            ],
+        );
+    }
+
+    #[test]
+    fn too_long_unterminated_line_reported_at_eof() {
+        every_chunking(
+            b"ok\n0123456789abcdef",
+            8,
+            &[ok("ok"), Err(FrameError::TooLong { limit: 8, len: 16 })],
+        );
+    }
+
+    #[test]
+    fn over_long_line_is_not_buffered() {
+        let mut dec = LineDecoder::new(16);
+        let mut buf = BytesMut::new();
+        for _ in 0..1000 {
+            buf.extend_from_slice(&[b'x'; 1024]);
+            assert!(dec.decode(&mut buf).is_none());
+            assert!(buf.len() <= 1024, "discarded bytes must not accumulate");
+        }
+        buf.extend_from_slice(b"x\nnext\n");
+        assert_eq!(
+            dec.decode(&mut buf),
+            Some(Err(FrameError::TooLong {
+                limit: 16,
+                len: 1024 * 1000 + 1
+            }))
+        );
+        assert_eq!(dec.decode(&mut buf), Some(Ok(Bytes::from_static(b"next"))));
+    }
+
+    #[test]
+    fn does_not_rescan_a_growing_line() {
+        // A 1 MiB line arriving in 1 KiB pieces must be found once, not re-searched
+        // from the start each time; this checks the resume offset is kept correctly.
+        let mut dec = LineDecoder::new(DEFAULT_MAX_LINE);
+        let mut buf = BytesMut::new();
+        for _ in 0..1024 {
+            buf.extend_from_slice(&[b'a'; 1024]);
+            assert!(dec.decode(&mut buf).is_none());
+            assert_eq!(dec.scanned, buf.len());
+        }
+        buf.extend_from_slice(b"\n");
+        assert_eq!(dec.decode(&mut buf).unwrap().unwrap().len(), 1024 * 1024);
+    }
+}

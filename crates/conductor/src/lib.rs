@@ -1,0 +1,3 @@
+//! acp-conductor: runs a chain of ACP proxies and an agent and presents it to the editor
+//! as one ACP agent. Must not know what proxies do with the messages it routes.
+#![deny(clippy::print_stdout)]
