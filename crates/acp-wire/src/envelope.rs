@@ -198,9 +198,151 @@ pub fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Cow<'_, str>>(raw.get()).ok()
 }
 
+/// What the first bytes of a message too long to parse reveal about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Peek {
+    /// The top-level `id` as JSON text, when it appears whole in the bytes given.
+    pub id: Option<String>,
+    /// A top-level `method` appeared (so it is a request, not a response).
+    pub method: bool,
+}
+
+/// Scans the top-level members at the start of a (possibly cut-off) JSON object without
+/// validating the rest. Used to answer a request whose line was too long to keep.
+pub fn peek_id(head: &[u8]) -> Peek {
+    let mut peek = Peek::default();
+    let mut s = Scanner { b: head, i: 0 };
+    s.ws();
+    if !s.eat(b'{') {
+        return peek;
+    }
+    loop {
+        s.ws();
+        let Some(key) = s.string() else { return peek };
+        s.ws();
+        if !s.eat(b':') {
+            return peek;
+        }
+        s.ws();
+        let start = s.i;
+        if !s.value() {
+            return peek;
+        }
+        let value = &head[start..s.i];
+        match key {
+            b"\"id\"" => {
+                let text = std::str::from_utf8(value).ok();
+                if let Some(t) = text.filter(|t| serde_json::from_str::<&RawValue>(t).is_ok()) {
+                    peek.id = Some(t.to_string());
+                }
+            }
+            b"\"method\"" => peek.method = true,
+            _ => {}
+        }
+        s.ws();
+        if !s.eat(b',') {
+            return peek;
+        }
+    }
+}
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn ws(&mut self) {
+        while matches!(self.b.get(self.i), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        let hit = self.b.get(self.i) == Some(&c);
+        self.i += usize::from(hit);
+        hit
+    }
+
+    /// A whole string literal, quotes included; `None` if cut off.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        if !self.eat(b'"') {
+            return None;
+        }
+        loop {
+            match self.b.get(self.i)? {
+                b'\\' => self.i += 2,
+                b'"' => {
+                    self.i += 1;
+                    return Some(&self.b[start..self.i]);
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// Skips one value; false if it is cut off.
+    fn value(&mut self) -> bool {
+        match self.b.get(self.i) {
+            None => false,
+            Some(b'"') => self.string().is_some(),
+            Some(b'{' | b'[') => {
+                let mut depth = 0usize;
+                loop {
+                    match self.b.get(self.i) {
+                        None => return false,
+                        Some(b'"') => {
+                            if self.string().is_none() {
+                                return false;
+                            }
+                            continue;
+                        }
+                        Some(b'{' | b'[') => depth += 1,
+                        Some(b'}' | b']') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.i += 1;
+                                return true;
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+            }
+            Some(_) => {
+                while let Some(c) = self.b.get(self.i) {
+                    if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
+                        return true;
+                    }
+                    self.i += 1;
+                }
+                false
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peeks_the_id_of_a_cut_off_message() {
+        let p = peek_id(br#"{"jsonrpc":"2.0","id":"a\"}b","method":"session/prompt","params":{"prompt":[{"text":"xxxx"#);
+        assert_eq!(p.id.as_deref(), Some(r#""a\"}b""#));
+        assert!(p.method);
+        let p = peek_id(
+            br#"{"params":{"id":5,"x":["}"]},"id":9007199254740993,"method":"m","params2":"xx"#,
+        );
+        assert_eq!(p.id.as_deref(), Some("9007199254740993"));
+        let p = peek_id(br#"{"jsonrpc":"2.0","result":{"content":"xxxxxxx"#);
+        assert_eq!(p, Peek::default());
+        let p = peek_id(br#"{"id":12"#);
+        assert_eq!(p.id, None, "a number cut off at the end is not trusted");
+        assert_eq!(peek_id(b"garbage"), Peek::default());
+    }
 
     fn env(line: &str) -> Envelope<'_> {
         parse(line.as_bytes()).unwrap_or_else(|e| panic!("{line}: {e}"))

@@ -6,17 +6,25 @@ use bytes::{Buf, Bytes, BytesMut};
 /// Default cap on one line: 64 MiB, enough for a prompt carrying large files.
 pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
 
+/// How much of a dropped line is kept, so its `id` can still be answered.
+pub const HEAD_BYTES: usize = 256;
+
 /// A line that could not be framed. The stream goes on after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
-    /// The line was longer than the limit; its bytes were discarded, not buffered.
-    TooLong { limit: usize, len: usize },
+    /// The line was longer than the limit; its bytes were discarded, not buffered, except
+    /// for the first [`HEAD_BYTES`] (see [`crate::envelope::peek_id`]).
+    TooLong {
+        limit: usize,
+        len: usize,
+        head: Bytes,
+    },
 }
 
 impl std::fmt::Display for FrameError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FrameError::TooLong { limit, len } => {
+            FrameError::TooLong { limit, len, .. } => {
                 write!(f, "line of {len} bytes exceeds the limit of {limit} bytes")
             }
         }
@@ -45,6 +53,8 @@ pub struct LineDecoder {
     discarding: Option<usize>,
     /// While skipping: whether the last dropped byte was `\r` (not part of the length).
     dropped_cr: bool,
+    /// While skipping: the start of the dropped line.
+    head: Bytes,
 }
 
 impl LineDecoder {
@@ -54,6 +64,7 @@ impl LineDecoder {
             scanned: 0,
             discarding: None,
             dropped_cr: false,
+            head: Bytes::new(),
         }
     }
 
@@ -97,6 +108,7 @@ impl LineDecoder {
                         line.truncate(end - 1);
                     }
                     if line.len() > self.max_line {
+                        self.head = Bytes::copy_from_slice(&line[..HEAD_BYTES.min(line.len())]);
                         return Some(Err(self.too_long(line.len())));
                     }
                     if is_blank(&line) {
@@ -108,6 +120,7 @@ impl LineDecoder {
                     // One byte of slack: a line of exactly `max_line` bytes may still be
                     // waiting for its `\r`.
                     if buf.len() > self.max_line + 1 {
+                        self.head = Bytes::copy_from_slice(&buf[..HEAD_BYTES.min(buf.len())]);
                         self.dropped_cr = buf.last() == Some(&b'\r');
                         self.discarding = Some(buf.len());
                         self.scanned = 0;
@@ -142,10 +155,11 @@ impl LineDecoder {
         self.decode(buf)
     }
 
-    fn too_long(&self, len: usize) -> FrameError {
+    fn too_long(&mut self, len: usize) -> FrameError {
         FrameError::TooLong {
             limit: self.max_line,
             len,
+            head: std::mem::take(&mut self.head),
         }
     }
 }
@@ -158,7 +172,12 @@ fn is_blank(line: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    type Item = Result<Vec<u8>, FrameError>;
+    type Item = Result<Vec<u8>, (usize, usize)>;
+
+    fn item(r: Result<Bytes, FrameError>) -> Item {
+        r.map(|b| b.to_vec())
+            .map_err(|FrameError::TooLong { limit, len, .. }| (limit, len))
+    }
 
     /// Feeds `input` in chunks of `chunk` bytes and collects every item, EOF included.
     fn run(input: &[u8], chunk: usize, max: usize) -> Vec<Item> {
@@ -167,12 +186,12 @@ mod tests {
         let mut out = Vec::new();
         for piece in input.chunks(chunk.max(1)) {
             buf.extend_from_slice(piece);
-            while let Some(item) = dec.decode(&mut buf) {
-                out.push(item.map(|b| b.to_vec()));
+            while let Some(item_) = dec.decode(&mut buf) {
+                out.push(item(item_));
             }
         }
-        while let Some(item) = dec.decode_eof(&mut buf) {
-            out.push(item.map(|b| b.to_vec()));
+        while let Some(item_) = dec.decode_eof(&mut buf) {
+            out.push(item(item_));
         }
         out
     }
@@ -217,7 +236,7 @@ mod tests {
 
     #[test]
     fn too_long_line_is_reported_and_stream_continues() {
-        let too_long = Err(FrameError::TooLong { limit: 8, len: 12 });
+        let too_long = Err((8, 12));
         every_chunking(
             b"{\"a\":1}\n123456789012\n{\"b\":2}\n",
             8,
@@ -230,20 +249,13 @@ mod tests {
         every_chunking(
             b"12345678\r\n123456789\r\n",
             8,
-            &[
-                ok("12345678"),
-                Err(FrameError::TooLong { limit: 8, len: 9 }),
-            ],
+            &[ok("12345678"), Err((8, 9))],
         );
     }
 
     #[test]
     fn too_long_unterminated_line_reported_at_eof() {
-        every_chunking(
-            b"ok\n0123456789abcdef",
-            8,
-            &[ok("ok"), Err(FrameError::TooLong { limit: 8, len: 16 })],
-        );
+        every_chunking(b"ok\n0123456789abcdef", 8, &[ok("ok"), Err((8, 16))]);
     }
 
     #[test]
@@ -256,13 +268,13 @@ mod tests {
             assert!(buf.len() <= 1024, "discarded bytes must not accumulate");
         }
         buf.extend_from_slice(b"x\nnext\n");
-        assert_eq!(
-            dec.decode(&mut buf),
-            Some(Err(FrameError::TooLong {
-                limit: 16,
-                len: 1024 * 1000 + 1
-            }))
-        );
+        match dec.decode(&mut buf) {
+            Some(Err(FrameError::TooLong { limit, len, head })) => {
+                assert_eq!((limit, len), (16, 1024 * 1000 + 1));
+                assert_eq!(head.len(), HEAD_BYTES);
+            }
+            other => panic!("{other:?}"),
+        }
         assert_eq!(dec.decode(&mut buf), Some(Ok(Bytes::from_static(b"next"))));
     }
 
@@ -279,5 +291,33 @@ mod tests {
         }
         buf.extend_from_slice(b"\n");
         assert_eq!(dec.decode(&mut buf).unwrap().unwrap().len(), 1024 * 1024);
+    }
+
+    #[test]
+    fn dropped_line_keeps_its_head() {
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":\"{}\"}}\n",
+            "x".repeat(1000)
+        );
+        for chunk in [1, 7, 100, 2000] {
+            let mut dec = LineDecoder::new(64);
+            let mut buf = BytesMut::new();
+            let mut got = None;
+            for piece in line.as_bytes().chunks(chunk) {
+                buf.extend_from_slice(piece);
+                if let Some(r) = dec.decode(&mut buf) {
+                    got = Some(r);
+                }
+            }
+            match got {
+                Some(Err(FrameError::TooLong { head, .. })) => {
+                    assert!(
+                        head.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":7"),
+                        "chunk {chunk}"
+                    )
+                }
+                other => panic!("chunk {chunk}: {other:?}"),
+            }
+        }
     }
 }

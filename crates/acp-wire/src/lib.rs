@@ -12,6 +12,7 @@ pub mod envelope;
 pub mod error_code;
 pub mod frame;
 pub mod id;
+pub mod splice;
 pub mod successor;
 
 pub use envelope::{Envelope, Invalid, Outcome, parse};
