@@ -1,0 +1,191 @@
+//! `acp-conductor check`: validate a configuration without starting anything.
+//! Must not know how the chain runs; it reports what `load` found, for a human reader.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::duration::format_duration;
+use super::size::format_size;
+use super::{AgentSpec, BuiltinAgent, CommandSpec, Config, Mode, ProxyProtocol, load_with};
+
+/// `EX_CONFIG` from BSD `sysexits.h`: the configuration is wrong.
+const EX_CONFIG: u8 = 78;
+
+/// Prints a one-paragraph summary of the chain to stdout when the file is valid (this is a
+/// command for humans, not the protocol), or every error to stderr. Exits 0 when valid,
+/// 78 (`EX_CONFIG`) when invalid or unreadable.
+pub fn check(path: &Path) -> ExitCode {
+    let exe_dir = super::conductor_exe_dir();
+    let code = run_check(
+        path,
+        &|name| std::env::var(name).ok(),
+        exe_dir.as_deref(),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    ExitCode::from(code)
+}
+
+fn run_check(
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    exe_dir: Option<&Path>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    // A failed write (a closed pipe) cannot be reported anywhere better; the exit code
+    // still tells the caller whether the configuration is valid.
+    match load_with(path, env, exe_dir) {
+        Ok(config) => {
+            let _ = writeln!(out, "{}", summary(&config));
+            0
+        }
+        Err(errors) => {
+            let _ = writeln!(err, "{errors}");
+            EX_CONFIG
+        }
+    }
+}
+
+/// One paragraph: the chain in order from the editor, then the limits.
+fn summary(config: &Config) -> String {
+    let upstream = match config.conductor.mode {
+        Mode::Agent => "the editor",
+        Mode::Proxy => "a parent conductor (proxy mode)",
+    };
+    let mut hops: Vec<String> = config
+        .proxies
+        .iter()
+        .map(|proxy| {
+            let protocol = match proxy.protocol {
+                ProxyProtocol::Auto => "",
+                ProxyProtocol::Rfd => ", protocol rfd",
+                ProxyProtocol::Underscore => ", protocol underscore",
+            };
+            format!("proxy {}", launched(&proxy.launch, protocol))
+        })
+        .collect();
+    hops.push(match &config.agent {
+        AgentSpec::Command(launch) => format!("agent {}", launched(launch, "")),
+        AgentSpec::Builtin(BuiltinAgent::Demo) => "the built-in demo agent".to_owned(),
+    });
+    let settings = &config.conductor;
+    format!(
+        "{} is valid. From {upstream}, messages go to {}. Lines are limited to {}, at most {} \
+         is queued toward each peer, writes time out after {} and children get {} to exit.",
+        config.file.display(),
+        hops.join(", then "),
+        format_size(settings.max_line),
+        format_size(settings.queue_limit),
+        format_duration(settings.write_timeout),
+        format_duration(settings.shutdown_grace),
+    )
+}
+
+/// "`name` (/abs/program, details)".
+fn launched(launch: &CommandSpec, details: &str) -> String {
+    format!("`{}` ({}{details})", launch.name, launch.program.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::test_support::TempDir;
+
+    /// Exit code, stdout and stderr of a check with no variables but `PATH`.
+    fn run(temp: &TempDir, file: &Path) -> (u8, String, String) {
+        let path_var = temp.path().join("bin").display().to_string();
+        let lookup = |name: &str| (name == "PATH").then(|| path_var.clone());
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run_check(file, &lookup, None, &mut out, &mut err);
+        (
+            code,
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    #[test]
+    fn valid_config_prints_a_summary_and_exits_zero() {
+        let temp = TempDir::new("check-valid");
+        let guard = temp.file("bin/guard", 0o755);
+        let agent = temp.file("bin/agent", 0o755);
+        let file = temp.write(
+            "conductor.toml",
+            "[conductor]\nmax_line = \"1MiB\"\nwrite_timeout = \"500ms\"\n\
+             [agent]\ncommand = \"agent\"\nname = \"claude\"\n\
+             [[proxy]]\nname = \"context\"\ncommand = \"guard\"\n\
+             [[proxy]]\nname = \"guard\"\ncommand = \"guard\"\nprotocol = \"rfd\"\n\
+             [[proxy]]\nname = \"off\"\ncommand = \"guard\"\nenabled = false\n",
+        );
+        let (code, out, err) = run(&temp, &file);
+        assert_eq!((code, err.as_str()), (0, ""));
+        assert_eq!(
+            out,
+            format!(
+                "{} is valid. From the editor, messages go to proxy `context` ({guard}), then \
+                 proxy `guard` ({guard}, protocol rfd), then agent `claude` ({agent}). Lines are \
+                 limited to 1 MiB, at most 16 MiB is queued toward each peer, writes time out \
+                 after 500ms and children get 2s to exit.\n",
+                file.display(),
+                guard = guard.display(),
+                agent = agent.display(),
+            )
+        );
+    }
+
+    #[test]
+    fn proxy_mode_and_builtin_agent_are_named_in_the_summary() {
+        let temp = TempDir::new("check-proxy-mode");
+        let file = temp.write(
+            "conductor.toml",
+            "[conductor]\nmode = \"proxy\"\n[agent]\nbuiltin = \"demo\"\n",
+        );
+        let (code, out, _) = run(&temp, &file);
+        assert_eq!(code, 0);
+        assert!(
+            out.contains(
+                "From a parent conductor (proxy mode), messages go to the built-in demo agent."
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn invalid_config_prints_every_error_to_stderr_and_exits_78() {
+        let temp = TempDir::new("check-invalid");
+        let file = temp.write(
+            "conductor.toml",
+            "[agent]\ncomand = \"x\"\n[[proxy]]\ncommand = \"nowhere\"\n",
+        );
+        let (code, out, err) = run(&temp, &file);
+        assert_eq!((code, out.as_str()), (78, ""));
+        let file = file.display();
+        assert_eq!(
+            err,
+            format!(
+                "{file}:1:1: [agent] needs `command` (a program to run) or `builtin = \"demo\"`\n\
+                 {file}:2:1: unknown key `comand` in [agent]; did you mean `command`?\n\
+                 {file}:3:1: [[proxy]] #1 needs a `name`\n\
+                 {file}:4:11: command `nowhere` not found on PATH\n"
+            )
+        );
+    }
+
+    #[test]
+    fn unreadable_config_exits_78() {
+        let temp = TempDir::new("check-unreadable");
+        let missing = temp.path().join("absent.toml");
+        let (code, out, err) = run(&temp, &missing);
+        assert_eq!((code, out.as_str()), (78, ""));
+        assert!(
+            err.starts_with(&format!(
+                "{}: cannot read the configuration: ",
+                missing.display()
+            )),
+            "{err}"
+        );
+        assert_eq!(check(&missing), ExitCode::from(78));
+    }
+}

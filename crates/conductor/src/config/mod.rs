@@ -1,0 +1,196 @@
+//! `conductor.toml`: the chain of proxies and the agent, and the conductor's own limits.
+//! Must not know how the chain is run: it reads, checks and resolves, and never spawns.
+//!
+//! Every problem in a file is reported in one pass, each at the line and column of the
+//! key or value it concerns, so that a user can fix a configuration in one edit.
+
+mod check;
+mod diagnostics;
+mod duration;
+mod interpolate;
+mod resolve;
+mod schema;
+mod size;
+mod suggest;
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::de::DeTable;
+
+pub use check::check;
+pub use diagnostics::{ConfigError, ConfigErrors};
+
+use diagnostics::Diagnostics;
+use schema::Surroundings;
+
+/// A validated configuration: every program exists and every variable was set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Absolute path of the file this was read from.
+    pub file: PathBuf,
+    pub conductor: ConductorSettings,
+    pub agent: AgentSpec,
+    /// Enabled proxies in chain order (file order); the first one is next to the editor.
+    pub proxies: Vec<ProxySpec>,
+}
+
+/// The `[conductor]` table: how the conductor itself behaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConductorSettings {
+    pub mode: Mode,
+    /// Longest accepted JSON-RPC line, in bytes.
+    pub max_line: usize,
+    /// How long a write to a peer may block before that peer is failed.
+    pub write_timeout: Duration,
+    /// How long children get to exit after their stdin closes before they are killed.
+    pub shutdown_grace: Duration,
+    /// Bytes queued toward one peer before senders to it pause.
+    pub queue_limit: usize,
+}
+
+impl Default for ConductorSettings {
+    fn default() -> Self {
+        Self {
+            mode: Mode::default(),
+            max_line: 64 << 20,
+            write_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(2),
+            queue_limit: 16 << 20,
+        }
+    }
+}
+
+/// Who the conductor answers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// The editor launched us as its agent and sends `initialize`.
+    #[default]
+    Agent,
+    /// A parent conductor runs us as one of its proxies and sends `proxy/initialize`.
+    Proxy,
+}
+
+/// The end of the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentSpec {
+    Command(CommandSpec),
+    Builtin(BuiltinAgent),
+}
+
+/// Agents that run inside the conductor, selected with `builtin = "..."`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltinAgent {
+    Demo,
+}
+
+/// A child process to launch: everything needed to spawn it, already resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The component's name in logs and errors.
+    pub name: String,
+    /// Absolute path of an executable file.
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Variables added to the conductor's environment, in file order.
+    pub env: Vec<(String, String)>,
+    /// Absolute working directory; `None` inherits the conductor's.
+    pub cwd: Option<PathBuf>,
+}
+
+/// One enabled `[[proxy]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxySpec {
+    pub name: String,
+    pub launch: CommandSpec,
+    pub protocol: ProxyProtocol,
+}
+
+/// How the conductor speaks to a proxy about its successor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProxyProtocol {
+    /// Decided from what the proxy sends.
+    #[default]
+    Auto,
+    /// `proxy/initialize` and `proxy/successor`, as in the proxy-chains RFD.
+    Rfd,
+    /// The underscore-prefixed method names some implementations use.
+    Underscore,
+}
+
+/// Reads `path` with the real environment, looking up bare command names next to the
+/// running executable first.
+pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
+    let exe_dir = conductor_exe_dir();
+    load_with(path, &|name| std::env::var(name).ok(), exe_dir.as_deref())
+}
+
+/// Reads `path`, taking variables (including `PATH`) from `env` and treating `exe_dir`
+/// as the conductor's own directory.
+pub fn load_with(
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    exe_dir: Option<&Path>,
+) -> Result<Config, ConfigErrors> {
+    let bytes = std::fs::read(path).map_err(|error| {
+        ConfigErrors::whole_file(path, format!("cannot read the configuration: {error}"))
+    })?;
+    match String::from_utf8(bytes) {
+        Ok(text) => parse_str(&text, path, env, exe_dir),
+        Err(error) => {
+            let valid =
+                String::from_utf8_lossy(&error.as_bytes()[..error.utf8_error().valid_up_to()]);
+            let mut diagnostics = Diagnostics::new(path, &valid);
+            diagnostics.error_at(valid.len(), "the file is not valid UTF-8");
+            Err(diagnostics.into_errors())
+        }
+    }
+}
+
+/// Validates `text` as if read from `file`: errors name `file` as given, relative paths
+/// resolve against its directory.
+pub fn parse_str(
+    text: &str,
+    file: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    exe_dir: Option<&Path>,
+) -> Result<Config, ConfigErrors> {
+    let absolute_file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let config_dir = absolute_file
+        .parent()
+        .map_or_else(|| absolute_file.clone(), Path::to_path_buf);
+    let mut diagnostics = Diagnostics::new(file, text);
+    let (document, syntax_errors) = DeTable::parse_recoverable(text);
+    if !syntax_errors.is_empty() {
+        // The recovered document may lack tables the file does have, so schema errors
+        // found in it would send the user after problems that are not there.
+        for error in syntax_errors {
+            let offset = error.span().map_or(0, |span| span.start);
+            let message = error.message().trim().replace('\n', "; ");
+            diagnostics.error_at(offset, format!("invalid TOML: {message}"));
+        }
+        return Err(diagnostics.into_errors());
+    }
+    let surroundings = Surroundings {
+        vars: env,
+        exe_dir,
+        config_dir: &config_dir,
+    };
+    schema::validate(
+        document.get_ref(),
+        absolute_file,
+        &surroundings,
+        &mut diagnostics,
+    )
+    .ok_or_else(|| diagnostics.into_errors())
+}
+
+/// The directory of the running executable, where bundled proxies are installed.
+fn conductor_exe_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.parent().map(Path::to_path_buf)
+}

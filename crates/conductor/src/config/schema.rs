@@ -1,0 +1,667 @@
+//! The `conductor.toml` schema: which tables and keys exist, their types and their defaults.
+//! Must not know how a chain runs: it only turns a parsed document into a `Config` or errors.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::Spanned;
+use toml::de::{DeString, DeTable, DeValue};
+
+use super::diagnostics::Diagnostics;
+use super::duration::parse_duration;
+use super::interpolate::{InterpolationError, interpolate};
+use super::resolve::{ProgramSearch, relative_to, resolve_dir, resolve_program};
+use super::size::{parse_size, size_from_integer};
+use super::suggest::did_you_mean;
+use super::{
+    AgentSpec, BuiltinAgent, CommandSpec, ConductorSettings, Config, Mode, ProxyProtocol, ProxySpec,
+};
+
+const ROOT_KEYS: &[&str] = &["conductor", "agent", "proxy"];
+const CONDUCTOR_KEYS: &[&str] = &[
+    "mode",
+    "max_line",
+    "write_timeout",
+    "shutdown_grace",
+    "queue_limit",
+];
+const AGENT_KEYS: &[&str] = &["command", "builtin", "args", "env", "cwd", "name"];
+/// Keys that only make sense for an agent the conductor launches itself.
+const LAUNCH_ONLY_AGENT_KEYS: &[&str] = &["args", "env", "cwd", "name"];
+const PROXY_KEYS: &[&str] = &[
+    "name", "command", "args", "env", "cwd", "enabled", "protocol",
+];
+
+const MODES: &[(&str, Mode)] = &[("agent", Mode::Agent), ("proxy", Mode::Proxy)];
+const BUILTINS: &[(&str, BuiltinAgent)] = &[("demo", BuiltinAgent::Demo)];
+const PROTOCOLS: &[(&str, ProxyProtocol)] = &[
+    ("auto", ProxyProtocol::Auto),
+    ("rfd", ProxyProtocol::Rfd),
+    ("underscore", ProxyProtocol::Underscore),
+];
+
+const DEFAULT_AGENT_NAME: &str = "agent";
+
+type Key<'i> = Spanned<DeString<'i>>;
+type Value<'i> = Spanned<DeValue<'i>>;
+
+/// What validation may consult besides the file itself.
+pub(crate) struct Surroundings<'a> {
+    pub(crate) vars: &'a dyn Fn(&str) -> Option<String>,
+    pub(crate) exe_dir: Option<&'a Path>,
+    /// Directory of the configuration file: relative paths are relative to it.
+    pub(crate) config_dir: &'a Path,
+}
+
+/// Which checks apply to a value.
+///
+/// A disabled proxy is checked for mistakes in the file only, not against this machine
+/// (unset variables, missing programs or directories), so that a proxy can be switched
+/// off exactly where its program or its variables are missing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    FileOnly,
+    FileAndMachine,
+}
+
+/// Validates the whole document, recording every error in `diagnostics`; returns the
+/// configuration only when there were none.
+pub(crate) fn validate(
+    root: &DeTable<'_>,
+    file: PathBuf,
+    surroundings: &Surroundings<'_>,
+    diagnostics: &mut Diagnostics<'_>,
+) -> Option<Config> {
+    let mut validator = Validator {
+        diagnostics,
+        surroundings,
+    };
+    validator.unknown_keys(root, "at the top level", ROOT_KEYS);
+    let conductor = validator.conductor(root.get("conductor"));
+    let (agent, agent_name) = match root.get("agent") {
+        Some(value) => validator.agent(value),
+        None => {
+            validator.error(
+                0..0,
+                "missing [agent] table: it needs `command` (a program to run) or \
+                 `builtin = \"demo\"`",
+            );
+            (None, None)
+        }
+    };
+    let proxies = root
+        .get("proxy")
+        .map(|value| validator.proxies(value, agent_name.as_ref()))
+        .unwrap_or_default();
+    if validator.diagnostics.has_errors() {
+        return None;
+    }
+    Some(Config {
+        file,
+        conductor,
+        agent: agent?,
+        proxies,
+    })
+}
+
+/// The name of a `command` agent, for the check that component names are distinct.
+struct AgentName {
+    name: String,
+    /// Whether the name is the default one rather than written in the file.
+    defaulted: bool,
+}
+
+struct Validator<'v, 's, 'a> {
+    diagnostics: &'v mut Diagnostics<'s>,
+    surroundings: &'a Surroundings<'a>,
+}
+
+impl Validator<'_, '_, '_> {
+    fn error(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.diagnostics.error_at(span.start, message);
+    }
+
+    fn unknown_keys(&mut self, table: &DeTable<'_>, place: &str, known: &[&str]) {
+        for (key, _) in entries(table) {
+            let name: &str = key.get_ref();
+            if !known.contains(&name) {
+                let suggestion = did_you_mean(name, known, '`');
+                self.error(
+                    key.span(),
+                    format!("unknown key `{name}` {place}{suggestion}"),
+                );
+            }
+        }
+    }
+
+    fn conductor(&mut self, value: Option<&Value<'_>>) -> ConductorSettings {
+        let mut settings = ConductorSettings::default();
+        let Some(table) = value.and_then(|value| self.table("conductor", value)) else {
+            return settings;
+        };
+        let scope = Scope::FileAndMachine;
+        self.unknown_keys(table, "in [conductor]", CONDUCTOR_KEYS);
+        if let Some(mode) = table
+            .get("mode")
+            .and_then(|value| self.choice("mode", value, MODES, scope))
+        {
+            settings.mode = mode;
+        }
+        if let Some(bytes) = table
+            .get("max_line")
+            .and_then(|value| self.size("max_line", value, scope))
+        {
+            settings.max_line = bytes;
+        }
+        if let Some(bytes) = table
+            .get("queue_limit")
+            .and_then(|value| self.size("queue_limit", value, scope))
+        {
+            settings.queue_limit = bytes;
+        }
+        if let Some(timeout) = table
+            .get("write_timeout")
+            .and_then(|value| self.duration("write_timeout", value, scope))
+        {
+            // A zero timeout would fail every peer on its first write.
+            if timeout.is_zero() {
+                self.error(
+                    table["write_timeout"].span(),
+                    "`write_timeout` must be longer than zero",
+                );
+            } else {
+                settings.write_timeout = timeout;
+            }
+        }
+        if let Some(grace) = table
+            .get("shutdown_grace")
+            .and_then(|value| self.duration("shutdown_grace", value, scope))
+        {
+            settings.shutdown_grace = grace;
+        }
+        settings
+    }
+
+    /// The agent, when valid, and its name, when it has one, even if the rest is invalid.
+    fn agent(&mut self, value: &Value<'_>) -> (Option<AgentSpec>, Option<AgentName>) {
+        let Some(table) = self.table("agent", value) else {
+            return (None, None);
+        };
+        let scope = Scope::FileAndMachine;
+        self.unknown_keys(table, "in [agent]", AGENT_KEYS);
+        let command = table.get_key_value("command");
+        let builtin = table.get_key_value("builtin");
+        if let (None, Some((_, builtin))) = (command, builtin) {
+            for (key, _) in entries(table) {
+                let name: &str = key.get_ref();
+                if LAUNCH_ONLY_AGENT_KEYS.contains(&name) {
+                    self.error(
+                        key.span(),
+                        format!(
+                            "`{name}` applies only to an agent started with `command`, not to \
+                             `builtin`"
+                        ),
+                    );
+                }
+            }
+            let builtin = self.choice("builtin", builtin, BUILTINS, scope);
+            return (builtin.map(AgentSpec::Builtin), None);
+        }
+        let name = match table.get("name") {
+            Some(value) => self.name(value, scope).map(|name| AgentName {
+                name,
+                defaulted: false,
+            }),
+            None => Some(AgentName {
+                name: DEFAULT_AGENT_NAME.to_owned(),
+                defaulted: true,
+            }),
+        };
+        let launch = self.launch(table, name.as_ref().map(|name| name.name.clone()), scope);
+        let spec = match (command, builtin) {
+            (Some(_), None) => launch.map(AgentSpec::Command),
+            (Some((command_key, _)), Some((builtin_key, builtin))) => {
+                let later = command_key.span().start.max(builtin_key.span().start);
+                self.error(
+                    later..later,
+                    "[agent] sets both `command` and `builtin`; keep one of them",
+                );
+                // Checked only so that its own mistakes are reported in the same pass.
+                self.choice("builtin", builtin, BUILTINS, scope);
+                None
+            }
+            (None, _) => {
+                self.error(
+                    value.span(),
+                    "[agent] needs `command` (a program to run) or `builtin = \"demo\"`",
+                );
+                None
+            }
+        };
+        (spec, name)
+    }
+
+    fn proxies(&mut self, value: &Value<'_>, agent_name: Option<&AgentName>) -> Vec<ProxySpec> {
+        let Some(items) = value.get_ref().as_array() else {
+            self.error(
+                value.span(),
+                format!(
+                    "`proxy` must be an array of tables (write [[proxy]]), found {}",
+                    value.get_ref().type_str()
+                ),
+            );
+            return Vec::new();
+        };
+        let mut seen_names: Vec<(String, usize)> = Vec::new();
+        let mut proxies = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let (proxy, name) = self.proxy(index + 1, item);
+            if let Some((name, span)) = name {
+                if let Some((_, first)) = seen_names.iter().find(|(seen, _)| *seen == name) {
+                    let first_line = self.diagnostics.line_of(*first);
+                    self.error(
+                        span.clone(),
+                        format!("duplicate proxy name `{name}` (first used on line {first_line})"),
+                    );
+                } else if let Some(agent_name) = agent_name
+                    && agent_name.name == name
+                {
+                    let origin = if agent_name.defaulted {
+                        " (the agent is named `agent` unless [agent] sets `name`)"
+                    } else {
+                        ""
+                    };
+                    self.error(
+                        span.clone(),
+                        format!(
+                            "proxy name `{name}` is also the agent's name{origin}; every \
+                             component needs its own name for logs and errors"
+                        ),
+                    );
+                }
+                seen_names.push((name, span.start));
+            }
+            proxies.extend(proxy);
+        }
+        proxies
+    }
+
+    /// One `[[proxy]]` entry: the spec when it is valid and enabled, and its name when it
+    /// has a valid one.
+    fn proxy(
+        &mut self,
+        number: usize,
+        value: &Value<'_>,
+    ) -> (Option<ProxySpec>, Option<(String, Range<usize>)>) {
+        let Some(table) = value.get_ref().as_table() else {
+            self.error(
+                value.span(),
+                format!(
+                    "[[proxy]] entries must be tables, found {}",
+                    value.get_ref().type_str()
+                ),
+            );
+            return (None, None);
+        };
+        let enabled = match table.get("enabled") {
+            Some(value) => self.boolean("enabled", value),
+            None => Some(true),
+        };
+        let scope = if enabled == Some(false) {
+            Scope::FileOnly
+        } else {
+            Scope::FileAndMachine
+        };
+        let name = match table.get("name") {
+            Some(value) => self.name(value, scope).map(|name| (name, value.span())),
+            None => {
+                self.error(value.span(), format!("[[proxy]] #{number} needs a `name`"));
+                None
+            }
+        };
+        let place = match &name {
+            Some((name, _)) => format!("[[proxy]] \"{name}\""),
+            None => format!("[[proxy]] #{number}"),
+        };
+        self.unknown_keys(table, &format!("in {place}"), PROXY_KEYS);
+        let protocol = match table.get("protocol") {
+            Some(value) => self.choice("protocol", value, PROTOCOLS, scope),
+            None => Some(ProxyProtocol::default()),
+        };
+        if !table.contains_key("command") {
+            self.error(value.span(), format!("{place} needs a `command`"));
+        }
+        let launch_name = name.as_ref().map(|(name, _)| name.clone());
+        let launch = self.launch(table, launch_name, scope);
+        let spec = match (enabled, &name, launch, protocol) {
+            (Some(true), Some((name, _)), Some(launch), Some(protocol)) => Some(ProxySpec {
+                name: name.clone(),
+                launch,
+                protocol,
+            }),
+            _ => None,
+        };
+        (spec, name)
+    }
+
+    /// `command`, `args`, `env` and `cwd` of a table; all are checked even when the name or
+    /// the command is missing, so that their mistakes are reported in the same pass.
+    fn launch(
+        &mut self,
+        table: &DeTable<'_>,
+        name: Option<String>,
+        scope: Scope,
+    ) -> Option<CommandSpec> {
+        let program = table.get("command").and_then(|command| {
+            self.string("command", command, scope)
+                .and_then(|text| self.program(&text, command.span(), scope))
+        });
+        let args = match table.get("args") {
+            Some(value) => self.string_array("args", value, scope),
+            None => Some(Vec::new()),
+        };
+        let env = match table.get("env") {
+            Some(value) => self.string_table("env", value, scope),
+            None => Some(Vec::new()),
+        };
+        let cwd = match table.get("cwd") {
+            Some(value) => self
+                .string("cwd", value, scope)
+                .and_then(|text| self.working_dir(&text, value.span(), scope))
+                .map(Some),
+            None => Some(None),
+        };
+        Some(CommandSpec {
+            name: name?,
+            program: program?,
+            args: args?,
+            env: env?,
+            cwd: cwd?,
+        })
+    }
+
+    fn program(&mut self, command: &str, span: Range<usize>, scope: Scope) -> Option<PathBuf> {
+        if command.is_empty() {
+            self.error(span, "`command` must not be empty");
+            return None;
+        }
+        if scope == Scope::FileOnly {
+            // Left unresolved: only disabled proxies skip the lookup, and their spec is
+            // dropped once validated.
+            return Some(PathBuf::from(command));
+        }
+        let search = ProgramSearch {
+            exe_dir: self.surroundings.exe_dir,
+            path_var: (self.surroundings.vars)("PATH"),
+        };
+        resolve_program(command, self.surroundings.config_dir, &search)
+            .map_err(|message| self.error(span, message))
+            .ok()
+    }
+
+    fn working_dir(&mut self, dir: &str, span: Range<usize>, scope: Scope) -> Option<PathBuf> {
+        if dir.is_empty() {
+            self.error(
+                span,
+                "`cwd` must not be empty (use \".\" for the config file's directory)",
+            );
+            return None;
+        }
+        if scope == Scope::FileOnly {
+            return Some(relative_to(self.surroundings.config_dir, dir));
+        }
+        resolve_dir(dir, self.surroundings.config_dir)
+            .map_err(|message| self.error(span, message))
+            .ok()
+    }
+
+    fn name(&mut self, value: &Value<'_>, scope: Scope) -> Option<String> {
+        let name = self.string("name", value, scope)?;
+        if name.is_empty() {
+            self.error(value.span(), "`name` must not be empty");
+            return None;
+        }
+        Some(name)
+    }
+
+    fn table<'t, 'i>(&mut self, key: &str, value: &'t Value<'i>) -> Option<&'t DeTable<'i>> {
+        let table = value.get_ref().as_table();
+        if table.is_none() {
+            self.error(
+                value.span(),
+                format!(
+                    "`{key}` must be a table, found {}",
+                    value.get_ref().type_str()
+                ),
+            );
+        }
+        table
+    }
+
+    fn string(&mut self, key: &str, value: &Value<'_>, scope: Scope) -> Option<String> {
+        let Some(text) = value.get_ref().as_str() else {
+            self.error(
+                value.span(),
+                format!(
+                    "`{key}` must be a string, found {}",
+                    value.get_ref().type_str()
+                ),
+            );
+            return None;
+        };
+        self.interpolated(key, text, value.span(), scope)
+    }
+
+    /// Interpolates one string value, reporting problems at the string.
+    fn interpolated(
+        &mut self,
+        key: &str,
+        text: &str,
+        span: Range<usize>,
+        scope: Scope,
+    ) -> Option<String> {
+        // Command lines and environments are C strings: a NUL would cut them short.
+        if text.contains('\0') {
+            self.error(span, format!("`{key}` must not contain a NUL character"));
+            return None;
+        }
+        match interpolate(text, self.surroundings.vars) {
+            Ok(expanded) => Some(expanded),
+            Err(errors) => {
+                for error in errors {
+                    let machine_only = matches!(error, InterpolationError::Unset { .. });
+                    if scope == Scope::FileAndMachine || !machine_only {
+                        self.error(span.clone(), error.message());
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    fn string_array(&mut self, key: &str, value: &Value<'_>, scope: Scope) -> Option<Vec<String>> {
+        let Some(items) = value.get_ref().as_array() else {
+            self.error(
+                value.span(),
+                format!(
+                    "`{key}` must be an array of strings, found {}",
+                    value.get_ref().type_str()
+                ),
+            );
+            return None;
+        };
+        let mut strings = Some(Vec::with_capacity(items.len()));
+        for item in items.iter() {
+            let string = match item.get_ref().as_str() {
+                Some(text) => self.interpolated(key, text, item.span(), scope),
+                None => {
+                    self.error(
+                        item.span(),
+                        format!(
+                            "`{key}` items must be strings, found {}",
+                            item.get_ref().type_str()
+                        ),
+                    );
+                    None
+                }
+            };
+            match (string, strings.as_mut()) {
+                (Some(string), Some(strings)) => strings.push(string),
+                _ => strings = None,
+            }
+        }
+        strings
+    }
+
+    /// A table of string values, such as `env`, in file order.
+    fn string_table(
+        &mut self,
+        key: &str,
+        value: &Value<'_>,
+        scope: Scope,
+    ) -> Option<Vec<(String, String)>> {
+        let Some(table) = value.get_ref().as_table() else {
+            self.error(
+                value.span(),
+                format!(
+                    "`{key}` must be a table of strings, found {}",
+                    value.get_ref().type_str()
+                ),
+            );
+            return None;
+        };
+        let mut pairs = Some(Vec::with_capacity(table.len()));
+        for (name, item) in entries(table) {
+            let valid_name = self.environment_name(name.get_ref(), name.span());
+            let name: &str = name.get_ref();
+            let text = match item.get_ref().as_str() {
+                Some(text) => self.interpolated(&format!("{key}.{name}"), text, item.span(), scope),
+                None => {
+                    self.error(
+                        item.span(),
+                        format!(
+                            "`{key}.{name}` must be a string, found {}",
+                            item.get_ref().type_str()
+                        ),
+                    );
+                    None
+                }
+            };
+            match (valid_name, text, pairs.as_mut()) {
+                (true, Some(text), Some(pairs)) => pairs.push((name.to_owned(), text)),
+                _ => pairs = None,
+            }
+        }
+        pairs
+    }
+
+    fn environment_name(&mut self, name: &str, span: Range<usize>) -> bool {
+        let problem = if name.is_empty() {
+            "environment variable names must not be empty"
+        } else if name.contains('=') {
+            "environment variable names must not contain `=`"
+        } else if name.contains('\0') {
+            "environment variable names must not contain a NUL character"
+        } else {
+            return true;
+        };
+        self.error(span, problem);
+        false
+    }
+
+    fn boolean(&mut self, key: &str, value: &Value<'_>) -> Option<bool> {
+        let boolean = value.get_ref().as_bool();
+        if boolean.is_none() {
+            self.error(
+                value.span(),
+                format!(
+                    "`{key}` must be true or false, found {}",
+                    value.get_ref().type_str()
+                ),
+            );
+        }
+        boolean
+    }
+
+    fn choice<T: Copy>(
+        &mut self,
+        key: &str,
+        value: &Value<'_>,
+        options: &[(&str, T)],
+        scope: Scope,
+    ) -> Option<T> {
+        let text = self.string(key, value, scope)?;
+        if let Some((_, chosen)) = options.iter().find(|(name, _)| *name == text) {
+            return Some(*chosen);
+        }
+        let names: Vec<&str> = options.iter().map(|(name, _)| *name).collect();
+        let suggestion = did_you_mean(&text, &names, '"');
+        self.error(
+            value.span(),
+            format!(
+                "`{key}` must be {}, found \"{text}\"{suggestion}",
+                alternatives(&names)
+            ),
+        );
+        None
+    }
+
+    fn size(&mut self, key: &str, value: &Value<'_>, scope: Scope) -> Option<usize> {
+        let size = match value.get_ref() {
+            DeValue::Integer(integer) => i128::from_str_radix(integer.as_str(), integer.radix())
+                .map_err(|_| format!("size {integer} is too large"))
+                .and_then(size_from_integer),
+            DeValue::String(_) => parse_size(&self.string(key, value, scope)?),
+            other => {
+                self.error(
+                    value.span(),
+                    format!(
+                        "`{key}` must be a size such as \"64MiB\" or a number of bytes, \
+                         found {}",
+                        other.type_str()
+                    ),
+                );
+                return None;
+            }
+        };
+        size.map_err(|message| self.error(value.span(), format!("`{key}`: {message}")))
+            .ok()
+    }
+
+    fn duration(&mut self, key: &str, value: &Value<'_>, scope: Scope) -> Option<Duration> {
+        let duration = match value.get_ref() {
+            DeValue::String(_) => parse_duration(&self.string(key, value, scope)?),
+            other => {
+                self.error(
+                    value.span(),
+                    format!(
+                        "`{key}` must be a duration such as \"30s\" or \"500ms\", found {}",
+                        other.type_str()
+                    ),
+                );
+                return None;
+            }
+        };
+        duration
+            .map_err(|message| self.error(value.span(), format!("`{key}`: {message}")))
+            .ok()
+    }
+}
+
+/// A table's entries in file order (the parsed map is sorted by key).
+fn entries<'t, 'i>(table: &'t DeTable<'i>) -> Vec<(&'t Key<'i>, &'t Value<'i>)> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(key, _)| key.span().start);
+    entries
+}
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+fn alternatives(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("\"{name}\"")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
