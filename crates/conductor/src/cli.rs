@@ -1,0 +1,185 @@
+//! The `acp-conductor` command line: `run` (the editor-facing agent), `check`, `prompt`.
+//! Parses arguments and picks a runtime; the work is done by `chain`, `config` and `prompt_client`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::chain::{self, EditorSide};
+use crate::config::{self, Config, Mode};
+use crate::prompt_client::{self, PermissionPolicy, PromptOptions};
+use crate::router::Finish;
+use crate::router::topology::ChainMode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "acp-conductor",
+    version,
+    about = "Runs a chain of ACP proxies and an agent as one ACP agent"
+)]
+struct Cli {
+    /// Log filter for stderr (e.g. `debug`, `acp_conductor=trace`). Overrides ACP_CONDUCTOR_LOG and RUST_LOG.
+    #[arg(long, global = true, value_name = "FILTER")]
+    log: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Speak ACP on stdin/stdout: the command an editor launches instead of its agent.
+    Run {
+        #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
+        config: PathBuf,
+        /// Run as a proxy inside another conductor (expect `proxy/initialize`).
+        #[arg(long)]
+        proxy: bool,
+    },
+    /// Validate a config file without starting anything (exit 78 when invalid).
+    Check {
+        #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
+        config: PathBuf,
+    },
+    /// Play the editor: send one prompt through the chain and print the answer.
+    Prompt {
+        #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
+        config: PathBuf,
+        /// How to answer the agent's permission requests.
+        #[arg(long, value_enum, default_value_t = Permissions::Deny)]
+        permissions: Permissions,
+        /// The session's working directory (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The prompt text.
+        text: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Permissions {
+    Allow,
+    Deny,
+}
+
+/// Exit status for a configuration that cannot be used (sysexits EX_CONFIG).
+const EX_CONFIG: u8 = 78;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check { config } => {
+            crate::logging::init(cli.log.as_deref(), "warn");
+            config::check(&config)
+        }
+        Command::Run { config, proxy } => {
+            crate::logging::init(cli.log.as_deref(), "info");
+            let Some(config) = load(&config) else {
+                return ExitCode::from(EX_CONFIG);
+            };
+            let mode = if proxy || matches!(config.conductor.mode, Mode::Proxy) {
+                ChainMode::Proxy
+            } else {
+                ChainMode::Agent
+            };
+            let finish = runtime().block_on(chain::run(&config, mode, EditorSide::Stdio));
+            exit_code(finish)
+        }
+        Command::Prompt {
+            config,
+            permissions,
+            cwd,
+            text,
+        } => {
+            crate::logging::init(cli.log.as_deref(), "warn");
+            let Some(config) = load(&config) else {
+                return ExitCode::from(EX_CONFIG);
+            };
+            let cwd = match cwd.map_or_else(std::env::current_dir, std::path::absolute) {
+                Ok(cwd) => cwd,
+                Err(e) => {
+                    eprintln!("acp-conductor: cannot determine the working directory: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let options = PromptOptions {
+                text,
+                cwd,
+                permissions: match permissions {
+                    Permissions::Allow => PermissionPolicy::Allow,
+                    Permissions::Deny => PermissionPolicy::Deny,
+                },
+            };
+            runtime().block_on(prompt(config, options))
+        }
+    }
+}
+
+fn load(path: &std::path::Path) -> Option<Config> {
+    match config::load(path) {
+        Ok(c) => Some(c),
+        Err(errors) => {
+            eprintln!("{errors}");
+            None
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+fn exit_code(finish: Finish) -> ExitCode {
+    match finish {
+        Finish::Stopped => ExitCode::SUCCESS,
+        Finish::Failed => ExitCode::FAILURE,
+    }
+}
+
+/// The chain runs here, on the main thread; the editor side runs as a task over an
+/// in-memory pipe.
+async fn prompt(config: Config, options: PromptOptions) -> ExitCode {
+    let (editor_end, client_end) = tokio::io::duplex(256 * 1024);
+    let (input, output) = tokio::io::split(editor_end);
+    let client = tokio::spawn(async move {
+        let (from_agent, to_agent) = tokio::io::split(client_end);
+        let mut stdout = std::io::stdout();
+        prompt_client::run(from_agent, to_agent, &options, &mut stdout).await
+    });
+    let editor = EditorSide::Streams {
+        input: Box::new(input),
+        output: Box::new(output),
+    };
+    let finish = chain::run(&config, ChainMode::Agent, editor).await;
+    let outcome = match client.await {
+        Ok(outcome) => outcome,
+        Err(e) => Err(anyhow::anyhow!("prompt client panicked: {e}")),
+    };
+    match outcome {
+        Ok(stop_reason) => stop_reason_exit_code(&stop_reason),
+        Err(e) => {
+            eprintln!("acp-conductor: {e:#}");
+            if finish == Finish::Failed {
+                eprintln!("acp-conductor: the chain failed; run with --log debug for details");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `prompt` exits with the turn's stop reason: 0 for a finished turn, distinct codes for
+/// the others so scripts can tell them apart.
+fn stop_reason_exit_code(stop_reason: &str) -> ExitCode {
+    ExitCode::from(match stop_reason {
+        "end_turn" => 0,
+        "max_tokens" => 2,
+        "max_turn_requests" => 3,
+        "refusal" => 4,
+        "cancelled" => 5,
+        _ => 6,
+    })
+}

@@ -1,0 +1,35 @@
+//! The components of a chain (proxies and the agent) and how each is started.
+//! Every kind ends up as the same thing for the router: a readable and a writable byte stream.
+
+pub mod builtin;
+pub mod native;
+pub mod stderr_tail;
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+
+use crate::event::{Event, LinkId};
+use crate::transport::{Outbox, ReadGate};
+
+/// A started component as the chain sees it.
+#[derive(Debug)]
+pub struct Running {
+    pub outbox: Outbox,
+    pub gate: Arc<ReadGate>,
+    /// Becomes true once the component has fully stopped (process reaped, task ended).
+    pub stopped: watch::Receiver<bool>,
+    /// For native children: the process group to signal on shutdown.
+    pub process_group: Option<i32>,
+}
+
+/// What every component starter needs from the chain.
+#[derive(Debug, Clone)]
+pub struct Wiring {
+    pub link: LinkId,
+    pub name: String,
+    pub events: mpsc::Sender<Event>,
+    pub max_line: usize,
+    pub queue_limit: usize,
+    pub write_timeout: std::time::Duration,
+}

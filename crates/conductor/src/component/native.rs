@@ -1,0 +1,131 @@
+//! Native components: a child process in its own process group, JSON-RPC on stdin/stdout,
+//! stderr logged line by line under the component's name. Knows processes, not messages.
+
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{ChildStderr, Command};
+use tokio::sync::watch;
+
+use super::stderr_tail::StderrTail;
+use super::{Running, Wiring};
+use crate::config::CommandSpec;
+use crate::event::Event;
+use crate::transport::{self, Outbox, ReadGate};
+
+/// How long to wait for the last stderr lines after the process is reaped.
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
+
+/// Starts `spec` and wires its stdio into the chain. Must be called from the thread that
+/// stays alive for the whole run (the runtime's main thread): the child is told to die
+/// with the thread that spawned it, so it cannot outlive a conductor that is killed.
+pub fn spawn(spec: &CommandSpec, wiring: Wiring) -> Result<Running, String> {
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    // SAFETY: prctl is async-signal-safe and touches only the calling (child) thread.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("could not start `{}`: {e}", spec.program.display()))?;
+    let pid = child.id().map(|p| p as i32);
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    tracing::debug!(component = %wiring.name, pid, program = %spec.program.display(), "started");
+
+    let (outbox, outbox_rx) = Outbox::new(wiring.queue_limit);
+    let gate = Arc::new(ReadGate::default());
+    tokio::spawn(transport::write_async(
+        wiring.link,
+        stdin,
+        outbox_rx,
+        wiring.events.clone(),
+        wiring.write_timeout,
+    ));
+    tokio::spawn(transport::read_async(
+        wiring.link,
+        stdout,
+        wiring.events.clone(),
+        gate.clone(),
+        wiring.max_line,
+    ));
+    let tail = StderrTail::default();
+    let stderr_task = tokio::spawn(log_stderr(stderr, wiring.name.clone(), tail.clone()));
+    let (stopped_tx, stopped) = watch::channel(false);
+    tokio::spawn(async move {
+        let reason = match child.wait().await {
+            Ok(status) => describe_exit(status),
+            Err(e) => format!("could not be waited for: {e}"),
+        };
+        let _ = tokio::time::timeout(STDERR_DRAIN, stderr_task).await;
+        tracing::debug!(component = %wiring.name, %reason, "stopped");
+        let _ = wiring
+            .events
+            .send(Event::Exited {
+                link: wiring.link,
+                reason,
+                stderr_tail: tail.lines(),
+            })
+            .await;
+        let _ = stopped_tx.send(true);
+    });
+    Ok(Running {
+        outbox,
+        gate,
+        stopped,
+        process_group: pid,
+    })
+}
+
+async fn log_stderr(stderr: ChildStderr, component: String, tail: StderrTail) {
+    let mut lines = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match lines.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end_matches(['\n', '\r']);
+                tracing::info!(target: "acp_conductor::component", component = %component, "{text}");
+                tail.push(text);
+            }
+        }
+    }
+}
+
+fn describe_exit(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => format!("was killed by signal {sig}"),
+        (None, None) => format!("exited ({status})"),
+    }
+}
+
+/// Sends `signal` to a whole process group; errors (already gone) are ignored.
+pub fn signal_group(pgid: i32, signal: i32) {
+    // SAFETY: plain syscall; a negative pid addresses the group.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
