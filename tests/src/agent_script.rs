@@ -1,0 +1,105 @@
+//! The words of the `test-agent` fixture: the answers and updates it sends, as values the
+//! tests compare with. Knows what the agent says, not how it reads or writes.
+
+use serde_json::{Value, json};
+
+/// Prompt words that select a behaviour.
+pub const HANG: &str = "hang";
+pub const PERMISSION: &str = "permission";
+pub const ID_ZERO: &str = "id-zero";
+
+/// Sent as a chunk when a "hang" prompt starts waiting for its cancellation.
+pub const HANGING: &str = "hanging";
+/// The file the "id-zero" prompt asks the client to read, with request id `0`.
+pub const ID_ZERO_PATH: &str = "/id-zero.txt";
+/// How many chunks a `--burst` agent writes before and after the prompt's response.
+pub const BURST_BEFORE: usize = 2;
+pub const BURST_AFTER: usize = 3;
+
+/// The agent's whole `InitializeResponse`, including fields no schema knows, which must
+/// reach the editor unchanged. `echo` is the `_meta` the request carried (or null).
+pub fn initialize_result(echo: &Value) -> Value {
+    json!({
+        "protocolVersion": 1,
+        "agentCapabilities": {
+            "loadSession": false,
+            "promptCapabilities": { "image": false, "audio": false, "embeddedContext": true },
+            "mcpCapabilities": { "http": false, "sse": false },
+            "x-extra": { "keep": true }
+        },
+        "authMethods": [],
+        "agentInfo": { "name": "test-agent", "version": "1.0.0" },
+        "x-extra": { "keep": true },
+        "_meta": { "agent": "test-agent", "echo": echo }
+    })
+}
+
+/// `_meta` of every other result: what the request's params carried under `_meta`.
+pub fn result_meta(echo: &Value) -> Value {
+    json!({ "agent": "test-agent", "echo": echo })
+}
+
+/// The `session/update` params of one agent message chunk.
+pub fn chunk(session_id: &str, text: &str) -> Value {
+    json!({
+        "sessionId": session_id,
+        "update": {
+            "sessionUpdate": "agent_message_chunk",
+            "content": { "type": "text", "text": text }
+        }
+    })
+}
+
+/// The text of a chunk, if `params` are those of an agent message chunk.
+pub fn chunk_text(params: &Value) -> Option<&str> {
+    let update = params.get("update")?;
+    if update.get("sessionUpdate")? != "agent_message_chunk" {
+        return None;
+    }
+    update.get("content")?.get("text")?.as_str()
+}
+
+/// The i-th (from 1) of the `--updates K` chunks streamed for a prompt.
+pub fn update_text(prompt: &str, i: usize, k: usize) -> String {
+    format!("update {i}/{k} for {prompt}")
+}
+
+pub fn burst_before_text(prompt: &str, i: usize) -> String {
+    format!("{prompt} before {i}")
+}
+
+pub fn burst_after_text(prompt: &str, i: usize) -> String {
+    format!("{prompt} after {i}")
+}
+
+/// The permission options the agent offers.
+pub fn permission_options() -> Value {
+    json!([
+        { "optionId": "allow-once", "name": "Allow", "kind": "allow_once" },
+        { "optionId": "reject-once", "name": "Reject", "kind": "reject_once" }
+    ])
+}
+
+/// What the agent reports after the client answered its permission request.
+pub fn permission_outcome_text(response: &Value) -> String {
+    if let Some(error) = response.get("error") {
+        return format!("permission error {}", error["code"]);
+    }
+    let outcome = &response["result"]["outcome"];
+    match (outcome["outcome"].as_str(), outcome["optionId"].as_str()) {
+        (Some("selected"), Some(option)) => format!("permission selected {option}"),
+        (Some(other), _) => format!("permission {other}"),
+        (None, _) => format!("permission answer without outcome: {response}"),
+    }
+}
+
+/// What the agent reports after the client answered its `fs/read_text_file` request.
+pub fn read_outcome_text(response: &Value) -> String {
+    if let Some(error) = response.get("error") {
+        return format!("read error {}", error["code"]);
+    }
+    match response["result"]["content"].as_str() {
+        Some(content) => format!("read {content}"),
+        None => format!("read answer without content: {response}"),
+    }
+}

@@ -1,0 +1,260 @@
+//! `test-agent`: a scriptable ACP agent for the end-to-end tests; the prompt text picks
+//! the behaviour. It knows nothing of proxies or conductors: it is the end of a chain.
+//!
+//! Options: `--record PATH` (every received line, raw), `--pid-file PATH`, `--updates K`
+//! (chunks streamed per prompt, default 1), `--burst` (chunks, response and more chunks in
+//! one write). Prompt words: `hang` (wait for `session/cancel` or `$/cancel_request`),
+//! `permission` (ask the client with `session/request_permission`), `id-zero` (ask the
+//! client to read a file with request id `0`). Exits on stdin EOF.
+
+use acp_conductor_tests::agent_script;
+use acp_conductor_tests::fixture_io::{self, FixtureArgs, Recording};
+use acp_conductor_tests::jsonrpc::{self, RawMessage};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+/// What a prompt turn waits for before it can end.
+enum Waiting {
+    /// The client's answer to our request with this id.
+    Answer { request_id: Value, about: Question },
+    /// `session/cancel` or `$/cancel_request`.
+    Cancellation,
+}
+
+#[derive(Clone, Copy)]
+enum Question {
+    Permission,
+    ReadFile,
+}
+
+struct Turn {
+    /// The id of the `session/prompt` request, exactly as it arrived.
+    prompt_id: Box<RawValue>,
+    session_id: String,
+    meta: Value,
+    waiting: Waiting,
+}
+
+struct Agent {
+    updates: usize,
+    burst: bool,
+    next_session: u64,
+    /// Ids of our own requests; `0` is reserved for the "id-zero" prompt.
+    next_request: u64,
+    turns: Vec<Turn>,
+}
+
+fn main() {
+    let args = FixtureArgs::from_env(&["burst"]);
+    fixture_io::write_pid_file(args.value("pid-file"));
+    let mut recording = Recording::open(args.value("record"));
+    let mut agent = Agent {
+        updates: args
+            .value("updates")
+            .map_or(1, |k| k.parse().expect("--updates takes a number")),
+        burst: args.flag("burst"),
+        next_session: 1,
+        next_request: 1,
+        turns: Vec::new(),
+    };
+    for line in fixture_io::stdin_lines() {
+        recording.record(&line);
+        match RawMessage::parse(&line) {
+            Ok(message) => agent.handle(&message),
+            Err(e) => fixture_io::send_line(jsonrpc::error_line(
+                "null",
+                -32700,
+                &format!("parse error: {e}"),
+            )),
+        }
+    }
+}
+
+impl Agent {
+    fn handle(&mut self, message: &RawMessage) {
+        let method = message.method();
+        let params = message.params_value();
+        match (method.as_deref(), message.id()) {
+            (Some(method), Some(id)) => self.request(id, method, &params),
+            (Some(method), None) => self.notification(method, &params),
+            (None, Some(_)) => self.answer(message),
+            (None, None) => eprintln!("test-agent: ignoring a message without id or method"),
+        }
+    }
+
+    fn request(&mut self, id: &RawValue, method: &str, params: &Value) {
+        let id = id.get();
+        let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
+        match method {
+            "initialize" => {
+                let result = agent_script::initialize_result(&meta);
+                fixture_io::send_line(jsonrpc::result_line(id, &result));
+            }
+            "session/new" => {
+                let session_id = format!("sess-{}", self.next_session);
+                self.next_session += 1;
+                let result = json!({
+                    "sessionId": session_id,
+                    "_meta": agent_script::result_meta(&meta),
+                });
+                fixture_io::send_line(jsonrpc::result_line(id, &result));
+            }
+            "session/prompt" => self.prompt(id, params, meta),
+            _ => fixture_io::send_line(jsonrpc::error_line(
+                id,
+                -32601,
+                &format!("method not found: {method}"),
+            )),
+        }
+    }
+
+    fn prompt(&mut self, id: &str, params: &Value, meta: Value) {
+        let session_id = params["sessionId"].as_str().unwrap_or_default().to_string();
+        let text = params["prompt"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let update = |text: &str| {
+            jsonrpc::notification_line(
+                "session/update",
+                Some(&agent_script::chunk(&session_id, text).to_string()),
+            )
+        };
+        let mut lines: Vec<String> = (1..=self.updates)
+            .map(|i| update(&agent_script::update_text(&text, i, self.updates)))
+            .collect();
+        let prompt_id = RawValue::from_string(id.to_string()).expect("an id is JSON");
+        let turn = |waiting| Turn {
+            prompt_id,
+            session_id: session_id.clone(),
+            meta: meta.clone(),
+            waiting,
+        };
+        if text.contains(agent_script::HANG) {
+            lines.push(update(agent_script::HANGING));
+            self.turns.push(turn(Waiting::Cancellation));
+        } else if text.contains(agent_script::PERMISSION) {
+            let request_id = self.next_request;
+            self.next_request += 1;
+            let params = json!({
+                "sessionId": session_id,
+                "toolCall": {
+                    "toolCallId": format!("call-{request_id}"),
+                    "title": "Write the file",
+                    "kind": "edit",
+                    "status": "pending"
+                },
+                "options": agent_script::permission_options(),
+            });
+            lines.push(jsonrpc::request_line(
+                &request_id.to_string(),
+                "session/request_permission",
+                Some(&params.to_string()),
+            ));
+            self.turns.push(turn(Waiting::Answer {
+                request_id: Value::from(request_id),
+                about: Question::Permission,
+            }));
+        } else if text.contains(agent_script::ID_ZERO) {
+            let params = json!({ "sessionId": session_id, "path": agent_script::ID_ZERO_PATH });
+            lines.push(jsonrpc::request_line(
+                "0",
+                "fs/read_text_file",
+                Some(&params.to_string()),
+            ));
+            self.turns.push(turn(Waiting::Answer {
+                request_id: Value::from(0),
+                about: Question::ReadFile,
+            }));
+        } else {
+            lines.push(end_turn(id, "end_turn", &meta));
+            if self.burst {
+                let before = (1..=agent_script::BURST_BEFORE)
+                    .map(|i| update(&agent_script::burst_before_text(&text, i)));
+                let after = (1..=agent_script::BURST_AFTER)
+                    .map(|i| update(&agent_script::burst_after_text(&text, i)));
+                let response = lines.pop().expect("the response was just pushed");
+                lines.extend(before);
+                lines.push(response);
+                lines.extend(after);
+            }
+        }
+        fixture_io::send_lines(&lines);
+    }
+
+    fn notification(&mut self, method: &str, params: &Value) {
+        match method {
+            "session/cancel" => {
+                let session_id = params["sessionId"].as_str().unwrap_or_default();
+                let (cancelled, kept) = std::mem::take(&mut self.turns)
+                    .into_iter()
+                    .partition(|turn| turn.session_id == session_id);
+                self.turns = kept;
+                let lines: Vec<String> = cancelled
+                    .iter()
+                    .map(|turn: &Turn| end_turn(turn.prompt_id.get(), "cancelled", &turn.meta))
+                    .collect();
+                fixture_io::send_lines(&lines);
+            }
+            "$/cancel_request" => {
+                let target = &params["requestId"];
+                let Some(index) = self
+                    .turns
+                    .iter()
+                    .position(|turn| jsonrpc::to_value(&turn.prompt_id) == *target)
+                else {
+                    eprintln!("test-agent: $/cancel_request for {target}, which is not running");
+                    return;
+                };
+                let turn = self.turns.remove(index);
+                fixture_io::send_line(jsonrpc::error_line(
+                    turn.prompt_id.get(),
+                    -32800,
+                    "Request cancelled",
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    /// A response from the client to one of our requests.
+    fn answer(&mut self, message: &RawMessage) {
+        let id = message.id_value().unwrap_or(Value::Null);
+        let Some(index) = self.turns.iter().position(
+            |turn| matches!(&turn.waiting, Waiting::Answer { request_id, .. } if *request_id == id),
+        ) else {
+            eprintln!("test-agent: response with id {id} answers nothing we asked");
+            return;
+        };
+        let turn = self.turns.remove(index);
+        let Waiting::Answer { about, .. } = turn.waiting else {
+            unreachable!("the position matched a turn waiting for an answer");
+        };
+        let response = match message.outcome() {
+            Some((kind, outcome)) => json!({ kind: jsonrpc::to_value(outcome) }),
+            None => json!({}),
+        };
+        let text = match about {
+            Question::Permission => agent_script::permission_outcome_text(&response),
+            Question::ReadFile => agent_script::read_outcome_text(&response),
+        };
+        fixture_io::send_lines(&[
+            jsonrpc::notification_line(
+                "session/update",
+                Some(&agent_script::chunk(&turn.session_id, &text).to_string()),
+            ),
+            end_turn(turn.prompt_id.get(), "end_turn", &turn.meta),
+        ]);
+    }
+}
+
+/// The response that ends a prompt turn.
+fn end_turn(id: &str, stop_reason: &str, meta: &Value) -> String {
+    jsonrpc::result_line(
+        id,
+        &json!({ "stopReason": stop_reason, "_meta": agent_script::result_meta(meta) }),
+    )
+}

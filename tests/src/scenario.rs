@@ -1,0 +1,152 @@
+//! Conversations and checks that several test files share: the standard editor session
+//! (initialize, session, streamed prompt, permission) and the "every component saw the
+//! same messages" and "nothing remains" assertions.
+
+use std::process::ExitStatus;
+
+use serde_json::{Value, json};
+
+use crate::agent_script;
+use crate::chain::{AGENT, Chain};
+use crate::editor::{Editor, patience, prompt_params};
+use crate::processes;
+use crate::views::{self, Seen};
+
+/// Updates the test-agent streams per prompt in the standard session.
+pub const UPDATES: usize = 3;
+
+/// Runs initialize, session/new, a prompt with [`UPDATES`] streamed chunks and a prompt
+/// whose permission request the editor allows; asserts what the editor gets back and
+/// returns the session id. The agent must run with `--updates 3`.
+pub fn standard_session(editor: &mut Editor) -> String {
+    let init = editor.initialize();
+    assert_eq!(init["protocolVersion"], 1, "initialize result: {init}");
+    let session = editor.new_session();
+
+    let streamed = editor.prompt(&session, "hello");
+    assert_eq!(streamed.result()["stopReason"], "end_turn");
+    let expected: Vec<String> = (1..=UPDATES)
+        .map(|i| agent_script::update_text("hello", i, UPDATES))
+        .collect();
+    assert_eq!(streamed.chunk_texts(), expected);
+
+    let asked = editor.request_answering(
+        "session/prompt",
+        prompt_params(&session, "permission please"),
+        |request| {
+            assert_eq!(request["method"], "session/request_permission", "{request}");
+            Ok(json!({ "outcome": { "outcome": "selected", "optionId": "allow-once" } }))
+        },
+    );
+    assert_eq!(
+        asked.requests.len(),
+        1,
+        "one permission request: {:?}",
+        asked.requests
+    );
+    let request = &asked.requests[0];
+    assert_eq!(request["params"]["sessionId"], session.as_str());
+    assert_eq!(
+        request["params"]["options"],
+        agent_script::permission_options()
+    );
+    assert_eq!(
+        asked.chunk_texts().last().map(String::as_str),
+        Some("permission selected allow-once")
+    );
+    assert_eq!(asked.result()["stopReason"], "end_turn");
+    assert!(
+        asked.other_responses.is_empty(),
+        "{:?}",
+        asked.other_responses
+    );
+    session
+}
+
+/// Asserts that each named test-proxy saw exactly the conversation the editor had, in the
+/// same order, once each, having been initialized with `init_method`; and that the agent
+/// received exactly what the editor sent, starting with `initialize`.
+pub fn assert_everyone_saw_the_editor_conversation(
+    chain: &Chain,
+    editor: &Editor,
+    proxies: &[&str],
+    init_method: &str,
+) {
+    let editor_view = views::without_acp_capability(views::editor_view(&editor.transcript));
+    for &name in proxies {
+        let received = chain.received(name);
+        assert_eq!(
+            received.first().and_then(|m| m["method"].as_str()),
+            Some(init_method),
+            "{name}'s first message"
+        );
+        let proxy_view = views::without_acp_capability(views::proxy_view(&received));
+        assert_same_sequence(&proxy_view, &editor_view, name);
+    }
+    let received = chain.received(AGENT);
+    assert_eq!(
+        received.first().and_then(|m| m["method"].as_str()),
+        Some("initialize"),
+        "the agent's first message"
+    );
+    assert_same_sequence(
+        &views::toward_agent(&views::agent_view(&received)),
+        &views::toward_agent(&editor_view),
+        AGENT,
+    );
+}
+
+/// Equal sequences, or a panic that shows where they part.
+pub fn assert_same_sequence(seen: &[Seen], expected: &[Seen], who: &str) {
+    if seen == expected {
+        return;
+    }
+    let first_difference = seen
+        .iter()
+        .zip(expected)
+        .position(|(a, b)| a != b)
+        .unwrap_or(seen.len().min(expected.len()));
+    panic!(
+        "{who} saw {} messages where the editor's side has {}; first difference at #{first_difference}:\n  {who}: {:?}\n  editor: {:?}",
+        seen.len(),
+        expected.len(),
+        seen.get(first_difference),
+        expected.get(first_difference),
+    );
+}
+
+/// The conductor's descendants plus the given fixture pids, taken while the chain runs.
+pub fn chain_pids(editor: &Editor, fixtures: &[u32]) -> Vec<u32> {
+    let mut pids = processes::descendants(editor.pid());
+    for &pid in fixtures {
+        if !pids.contains(&pid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Waits for the conductor to exit and for every pid in `pids` to be gone; returns the
+/// conductor's exit status.
+pub fn assert_all_gone_after_exit(editor: &mut Editor, pids: &[u32]) -> ExitStatus {
+    let status = editor.wait_exit();
+    let remaining = processes::wait_until_gone(pids, patience());
+    assert!(
+        remaining.is_empty(),
+        "processes of the chain still running after the conductor exited ({status}): {:?}\nconductor stderr:\n{}",
+        remaining
+            .iter()
+            .map(|&pid| processes::describe(pid))
+            .collect::<Vec<_>>(),
+        editor.stderr()
+    );
+    status
+}
+
+/// The text of the `sessionUpdate` chunk, if `message` is one.
+pub fn chunk_of(message: &Value) -> Option<&str> {
+    if message["method"] != "session/update" {
+        return None;
+    }
+    agent_script::chunk_text(&message["params"])
+}
