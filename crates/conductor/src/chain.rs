@@ -116,7 +116,6 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
     for failure in early_failures {
         router.handle(failure);
     }
-    drop(wiring);
     drop(events_tx);
     // `run` consumes the router; dropping it drops every outbox, so writers finish what is
     // queued, then close the editor's output and every component's stdin.

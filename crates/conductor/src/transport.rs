@@ -101,11 +101,14 @@ impl Outbox {
     /// Queues one frame (without its newline).
     pub fn send(&self, frame: Bytes) -> Queued {
         let len = frame.len();
+        let level = &self.level;
+        // Count before handing over, so the writer never subtracts bytes not yet added.
+        let queued = level.queued.fetch_add(len, Ordering::SeqCst) + len;
         if self.tx.send(frame).is_err() {
+            level.queued.fetch_sub(len, Ordering::SeqCst);
             return Queued::Closed;
         }
-        let level = &self.level;
-        if level.queued.fetch_add(len, Ordering::SeqCst) + len <= level.limit {
+        if queued <= level.limit {
             return Queued::Flowing;
         }
         level.congested.store(true, Ordering::SeqCst);
