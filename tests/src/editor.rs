@@ -84,6 +84,8 @@ pub struct Editor {
     stdin: Option<ChildStdin>,
     stdout: Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    /// Disconnects when the conductor's stderr reaches EOF.
+    stderr_closed: Receiver<()>,
     /// Lines read while looking for something else, delivered before any new line.
     held: VecDeque<String>,
     next_id: u64,
@@ -128,7 +130,9 @@ impl Editor {
         });
         let stderr_text = Arc::new(Mutex::new(String::new()));
         let stderr_sink = Arc::clone(&stderr_text);
+        let (stderr_open, stderr_closed) = std::sync::mpsc::channel::<()>();
         std::thread::spawn(move || {
+            let _open = stderr_open;
             let mut stderr = stderr;
             let mut buffer = [0u8; 8192];
             while let Ok(n @ 1..) = stderr.read(&mut buffer) {
@@ -141,6 +145,7 @@ impl Editor {
             stdin,
             stdout: lines_rx,
             stderr: stderr_text,
+            stderr_closed,
             held: VecDeque::new(),
             next_id: 0,
             transcript: Vec::new(),
@@ -157,6 +162,13 @@ impl Editor {
         self.stderr.lock().expect("stderr lock").clone()
     }
 
+    /// The stderr for a failure message: waits a moment for the last of it when the
+    /// conductor is exiting, since its final words usually explain the failure.
+    fn stderr_for_failure(&self) -> String {
+        let _ = self.stderr_closed.recv_timeout(Duration::from_secs(1));
+        self.stderr()
+    }
+
     /// Writes one line (a newline is added).
     pub fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin was closed");
@@ -166,7 +178,7 @@ impl Editor {
         {
             panic!(
                 "cannot write to the conductor ({e}); its stderr:\n{}",
-                self.stderr()
+                self.stderr_for_failure()
             );
         }
         self.transcript.push((Direction::Sent, line.to_string()));
@@ -198,11 +210,11 @@ impl Editor {
             Err(RecvTimeoutError::Timeout) => panic!(
                 "nothing from the conductor for {:?}; its stderr:\n{}",
                 self.patience,
-                self.stderr()
+                self.stderr_for_failure()
             ),
             Err(RecvTimeoutError::Disconnected) => panic!(
                 "the conductor closed its stdout; its stderr:\n{}",
-                self.stderr()
+                self.stderr_for_failure()
             ),
         }
     }
@@ -369,7 +381,7 @@ impl Drop for Editor {
             let _ = self.child.wait();
         }
         if std::thread::panicking() {
-            eprintln!("--- conductor stderr ---\n{}", self.stderr());
+            eprintln!("--- conductor stderr ---\n{}", self.stderr_for_failure());
         }
     }
 }

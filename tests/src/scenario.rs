@@ -72,17 +72,47 @@ pub fn assert_everyone_saw_the_editor_conversation(
     proxies: &[&str],
     init_method: &str,
 ) {
-    let editor_view = views::without_acp_capability(views::editor_view(&editor.transcript));
     for &name in proxies {
-        let received = chain.received(name);
-        assert_eq!(
-            received.first().and_then(|m| m["method"].as_str()),
-            Some(init_method),
-            "{name}'s first message"
-        );
-        let proxy_view = views::without_acp_capability(views::proxy_view(&received));
-        assert_same_sequence(&proxy_view, &editor_view, name);
+        assert_proxy_saw_the_editor_conversation(chain, editor, name, init_method, &[]);
     }
+    assert_agent_got_what_the_editor_sent(chain, editor);
+}
+
+/// Asserts that test-proxy `name` was initialized with `init_method` and then saw exactly
+/// the editor's conversation, in order, once each. Requests it received before that whose
+/// method is in `probes` (a conductor finding out which dialect the proxy speaks) are
+/// left out of the comparison.
+pub fn assert_proxy_saw_the_editor_conversation(
+    chain: &Chain,
+    editor: &Editor,
+    name: &str,
+    init_method: &str,
+    probes: &[&str],
+) {
+    let editor_view = views::without_acp_capability(views::editor_view(&editor.transcript));
+    let mut received = chain.received(name);
+    let probe_count = received
+        .iter()
+        .take_while(|m| {
+            m["method"]
+                .as_str()
+                .is_some_and(|method| probes.contains(&method))
+        })
+        .count();
+    received.drain(..probe_count);
+    assert_eq!(
+        received.first().and_then(|m| m["method"].as_str()),
+        Some(init_method),
+        "{name}'s first message (after {probe_count} probe(s))"
+    );
+    let proxy_view = views::without_acp_capability(views::proxy_view(&received));
+    assert_same_sequence(&proxy_view, &editor_view, name);
+}
+
+/// Asserts that the agent was initialized with `initialize` and received exactly the
+/// requests and notifications the editor sent, in order.
+pub fn assert_agent_got_what_the_editor_sent(chain: &Chain, editor: &Editor) {
+    let editor_view = views::editor_view(&editor.transcript);
     let received = chain.received(AGENT);
     assert_eq!(
         received.first().and_then(|m| m["method"].as_str()),

@@ -1,0 +1,80 @@
+//! Initialization through the chain: proxies are told `mcpCapabilities.acp: true`, every
+//! other field of the agent's answer (unknown ones included) reaches the editor unchanged,
+//! and unknown fields of the editor's request reach the agent.
+
+use acp_conductor_tests::agent_script;
+use acp_conductor_tests::chain::AGENT;
+use acp_conductor_tests::editor::initialize_params;
+use acp_conductor_tests::{Chain, binaries, views};
+use serde_json::{Value, json};
+
+/// The editor's `initialize` params with fields no schema knows, at several depths.
+fn params_with_unknown_fields() -> Value {
+    let mut params = initialize_params();
+    params["x-client-extra"] = json!({ "deep": [1, { "a": null }], "big": 9007199254740993u64 });
+    params["clientCapabilities"]["x-cap"] = json!({ "on": true });
+    params["_meta"] =
+        json!({ "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" });
+    params
+}
+
+fn without_acp(result: &Value) -> Value {
+    let view =
+        views::without_acp_capability(vec![views::Seen::Response(json!({ "result": result }))]);
+    match &view[0] {
+        views::Seen::Response(outcome) => outcome["result"].clone(),
+        other => unreachable!("a response stays a response: {other:?}"),
+    }
+}
+
+fn initialize_through(proxies: usize) {
+    let binaries = binaries!();
+    let chain = Chain::with_test_proxies(&binaries, &format!("init-{proxies}"), proxies);
+    let mut editor = chain.launch();
+    let params = params_with_unknown_fields();
+    let exchange = editor.request("initialize", params.clone());
+
+    let expected = agent_script::initialize_result(&params["_meta"]);
+    assert_eq!(
+        without_acp(exchange.result()),
+        without_acp(&expected),
+        "the agent's InitializeResponse, every field but mcpCapabilities.acp"
+    );
+
+    let agent_saw = chain.received(AGENT);
+    assert_eq!(agent_saw[0]["method"], "initialize");
+    assert_eq!(
+        agent_saw[0]["params"], params,
+        "the agent's initialize params"
+    );
+
+    for i in 1..=proxies {
+        let name = format!("p{i}");
+        let proxy_saw = chain.received(&name);
+        assert_eq!(proxy_saw[0]["method"], "proxy/initialize");
+        assert_eq!(
+            proxy_saw[0]["params"], params,
+            "{name}'s proxy/initialize params"
+        );
+        let answer = chain.init_response(&name);
+        assert_eq!(
+            answer["result"]["agentCapabilities"]["mcpCapabilities"]["acp"], true,
+            "{name} must be told mcpCapabilities.acp: true, got {answer}"
+        );
+        assert_eq!(
+            without_acp(&answer["result"]),
+            without_acp(&expected),
+            "{name} sees the rest of the agent's answer unchanged"
+        );
+    }
+}
+
+#[test]
+fn agent_initialize_response_reaches_the_editor_unchanged_without_proxies() {
+    initialize_through(0);
+}
+
+#[test]
+fn proxies_see_mcp_acp_capability_and_the_rest_passes_unchanged() {
+    initialize_through(2);
+}

@@ -1,0 +1,106 @@
+//! Request ids come back exactly as the editor wrote them, whatever their type or
+//! spelling, and an agent request with id `0` is answered correctly.
+
+use acp_conductor_tests::agent_script;
+use acp_conductor_tests::chain::AGENT;
+use acp_conductor_tests::editor::{initialize_params, prompt_params};
+use acp_conductor_tests::jsonrpc::RawMessage;
+use acp_conductor_tests::{Chain, binaries};
+use serde_json::json;
+
+/// Ids as raw JSON text: the response must carry the very same bytes.
+const EDITOR_IDS: &[&str] = &[
+    "0",
+    r#""0""#,
+    "9007199254740993",
+    "18446744073709551615",
+    "-7",
+    r#""a\"b\\c\u00e9""#,
+    r#""""#,
+];
+
+fn ids_come_back_through(proxies: usize) {
+    let binaries = binaries!();
+    let chain = Chain::with_test_proxies(&binaries, &format!("ids-{proxies}"), proxies);
+    let mut editor = chain.launch();
+    for (i, raw_id) in EDITOR_IDS.iter().enumerate() {
+        let (method, params) = if i == 0 {
+            ("initialize", initialize_params())
+        } else {
+            ("session/new", json!({ "cwd": "/tmp", "mcpServers": [] }))
+        };
+        let id = editor.start_request_with_id(raw_id, method, params);
+        let exchange = editor.finish_request(&id, acp_conductor_tests::editor::refuse);
+        let response = RawMessage::parse(&exchange.response_line).expect("a JSON object");
+        assert_eq!(
+            response.id().map(|id| id.get()),
+            Some(*raw_id),
+            "the id text of the response to {method}: {}",
+            exchange.response_line
+        );
+        assert!(
+            exchange.response.get("result").is_some(),
+            "{}",
+            exchange.response
+        );
+    }
+}
+
+#[test]
+fn editor_ids_come_back_byte_for_byte_without_proxies() {
+    ids_come_back_through(0);
+}
+
+#[test]
+fn editor_ids_come_back_byte_for_byte_through_two_proxies() {
+    ids_come_back_through(2);
+}
+
+fn agent_request_with_id_zero_through(proxies: usize) {
+    let binaries = binaries!();
+    let mut chain = Chain::with_test_proxies(&binaries, &format!("id-zero-{proxies}"), proxies);
+    chain.agent_args(&["--updates", "0"]);
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    // The editor's prompt has id 0 too, while the agent's request 0 is in flight.
+    let id =
+        editor.start_request_with_id("0", "session/prompt", prompt_params(&session, "id-zero"));
+    let exchange = editor.finish_request(&id, |request| {
+        assert_eq!(request["method"], "fs/read_text_file", "{request}");
+        assert_eq!(request["params"]["path"], agent_script::ID_ZERO_PATH);
+        Ok(json!({ "content": "zero-content" }))
+    });
+    assert_eq!(exchange.requests.len(), 1);
+    assert_eq!(exchange.chunk_texts(), ["read zero-content"]);
+    assert_eq!(exchange.result()["stopReason"], "end_turn");
+    assert_eq!(
+        RawMessage::parse(&exchange.response_line)
+            .unwrap()
+            .id()
+            .unwrap()
+            .get(),
+        "0"
+    );
+
+    let agent_saw = chain.recording(AGENT);
+    let answer = agent_saw
+        .iter()
+        .filter_map(|line| RawMessage::parse(line).ok())
+        .find(|message| message.is_response() && message.id().is_some_and(|id| id.get() == "0"))
+        .unwrap_or_else(|| panic!("the agent never got an answer with id 0: {agent_saw:#?}"));
+    assert_eq!(
+        acp_conductor_tests::jsonrpc::to_value(answer.member("result").expect("a result")),
+        json!({ "content": "zero-content" })
+    );
+}
+
+#[test]
+fn agent_request_with_id_zero_is_answered_without_proxies() {
+    agent_request_with_id_zero_through(0);
+}
+
+#[test]
+fn agent_request_with_id_zero_is_answered_through_two_proxies() {
+    agent_request_with_id_zero_through(2);
+}
