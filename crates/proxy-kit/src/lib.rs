@@ -43,6 +43,7 @@ mod chain;
 pub mod json;
 pub mod log;
 mod message;
+pub mod path;
 mod pending;
 mod proxy;
 mod serve;
