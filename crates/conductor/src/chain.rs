@@ -84,13 +84,17 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
     }
     if let Some(link) = topology.agent_link() {
         let (name, running) = match &config.agent {
-            AgentSpec::Command(spec) => (
+            Some(AgentSpec::Command(spec)) => (
                 spec.name.clone(),
                 native::spawn(spec, wiring(link, &spec.name)),
             ),
-            AgentSpec::Builtin(b) => (
+            Some(AgentSpec::Builtin(b)) => (
                 "demo".to_string(),
                 Ok(builtin::spawn(b, wiring(link, "demo"))),
+            ),
+            None => (
+                "agent".to_string(),
+                Err("is not configured: add an [agent] table".to_string()),
             ),
         };
         setups.push(attach(

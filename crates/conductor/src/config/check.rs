@@ -67,8 +67,9 @@ fn summary(config: &Config) -> String {
         })
         .collect();
     hops.push(match &config.agent {
-        AgentSpec::Command(launch) => format!("agent {}", launched(launch, "")),
-        AgentSpec::Builtin(BuiltinAgent::Demo) => "the built-in demo agent".to_owned(),
+        Some(AgentSpec::Command(launch)) => format!("agent {}", launched(launch, "")),
+        Some(AgentSpec::Builtin(BuiltinAgent::Demo)) => "the built-in demo agent".to_owned(),
+        None => "the parent conductor's successor".to_owned(),
     });
     let settings = &config.conductor;
     format!(

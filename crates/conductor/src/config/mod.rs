@@ -34,7 +34,9 @@ pub struct Config {
     /// Absolute path of the file this was read from.
     pub file: PathBuf,
     pub conductor: ConductorSettings,
-    pub agent: AgentSpec,
+    /// The end of the chain; absent only in proxy mode, where the parent conductor's
+    /// successor takes its place.
+    pub agent: Option<AgentSpec>,
     /// Enabled proxies in chain order (file order); the first one is next to the editor.
     pub proxies: Vec<ProxySpec>,
 }

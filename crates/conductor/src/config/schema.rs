@@ -81,11 +81,13 @@ pub(crate) fn validate(
     let conductor = validator.conductor(root.get("conductor"));
     let (agent, agent_name) = match root.get("agent") {
         Some(value) => validator.agent(value),
+        None if conductor.mode == Mode::Proxy => (None, None),
         None => {
             validator.error(
                 0..0,
                 "missing [agent] table: it needs `command` (a program to run) or \
-                 `builtin = \"demo\"`",
+                 `builtin = \"demo\"` (a conductor nested in another one sets \
+                 `mode = \"proxy\"` in [conductor] instead)",
             );
             (None, None)
         }
@@ -100,7 +102,7 @@ pub(crate) fn validate(
     Some(Config {
         file,
         conductor,
-        agent: agent?,
+        agent,
         proxies,
     })
 }

@@ -92,7 +92,7 @@ fn builtin_demo_agent_alone_is_a_complete_config() {
         Config {
             file: machine.config_file(),
             conductor: ConductorSettings::default(),
-            agent: AgentSpec::Builtin(BuiltinAgent::Demo),
+            agent: Some(AgentSpec::Builtin(BuiltinAgent::Demo)),
             proxies: Vec::new(),
         }
     );
@@ -144,7 +144,7 @@ protocol = "underscore"
                 shutdown_grace: Duration::from_secs(120),
                 queue_limit: 512 << 10,
             },
-            agent: AgentSpec::Command(CommandSpec {
+            agent: Some(AgentSpec::Command(CommandSpec {
                 name: "claude".to_owned(),
                 program: machine.path("bin/npx"),
                 args: vec![
@@ -157,7 +157,7 @@ protocol = "underscore"
                     ("A".to_owned(), "2".to_owned()),
                 ],
                 cwd: Some(work),
-            }),
+            })),
             proxies: vec![
                 ProxySpec {
                     name: "context".to_owned(),
@@ -191,7 +191,7 @@ fn command_agent_defaults() {
     let machine = Machine::new("agent-defaults");
     let config = machine.valid("[agent]\ncommand = \"npx\"\n");
     assert_eq!(
-        config.agent,
+        config.agent.unwrap(),
         AgentSpec::Command(CommandSpec {
             name: "agent".to_owned(),
             program: machine.path("bin/npx"),
@@ -354,7 +354,7 @@ cwd = "${DIR}"
     assert_eq!(config.conductor.mode, Mode::Proxy);
     assert_eq!(config.conductor.max_line, 2048);
     assert_eq!(
-        config.agent,
+        config.agent.unwrap(),
         AgentSpec::Command(CommandSpec {
             name: "fallback".to_owned(),
             program: machine.path("bin/guard"),
@@ -436,7 +436,7 @@ fn relative_paths_resolve_against_the_config_directory() {
          [[proxy]]\nname = \"p\"\ncommand = \"./tools/proxy\"\n\
          [[proxy]]\nname = \"q\"\ncommand = \"tools/proxy\"\ncwd = \".\"\n",
     );
-    let AgentSpec::Command(agent) = &config.agent else {
+    let Some(AgentSpec::Command(agent)) = &config.agent else {
         panic!("expected a command agent");
     };
     assert_eq!(agent.program, machine.path("conf/../other/agent"));
@@ -461,7 +461,7 @@ fn absolute_paths_stay_as_written() {
         tool.display(),
         dir.display()
     ));
-    let AgentSpec::Command(agent) = config.agent else {
+    let Some(AgentSpec::Command(agent)) = config.agent else {
         panic!("expected a command agent");
     };
     assert_eq!((agent.program, agent.cwd), (tool, Some(dir)));
@@ -472,7 +472,7 @@ fn bare_commands_are_found_next_to_the_conductor_before_path() {
     let machine = Machine::new("lookup");
     let beside = machine.temp.file("exe/npx", 0o755);
     let config = machine.valid("[agent]\ncommand = \"npx\"\n");
-    let AgentSpec::Command(agent) = config.agent else {
+    let Some(AgentSpec::Command(agent)) = config.agent else {
         panic!("expected a command agent");
     };
     assert_eq!(agent.program, beside);
@@ -485,7 +485,7 @@ fn bare_commands_are_found_next_to_the_conductor_before_path() {
         None,
     )
     .unwrap();
-    let AgentSpec::Command(agent) = without_exe_dir.agent else {
+    let Some(AgentSpec::Command(agent)) = without_exe_dir.agent else {
         panic!("expected a command agent");
     };
     assert_eq!(agent.program, machine.path("bin/npx"));
@@ -588,8 +588,13 @@ fn required_keys_are_reported_at_their_table() {
     assert_eq!(
         machine.errors(""),
         [
-            "1:1: missing [agent] table: it needs `command` (a program to run) or `builtin = \"demo\"`"
+            "1:1: missing [agent] table: it needs `command` (a program to run) or `builtin = \"demo\"` (a conductor nested in another one sets `mode = \"proxy\"` in [conductor] instead)"
         ]
+    );
+    let nested = machine.valid("[conductor]\nmode = \"proxy\"\n");
+    assert_eq!(
+        nested.agent, None,
+        "proxy mode needs no [agent]: the parent is the successor"
     );
     assert_eq!(
         machine.errors("\n[conductor]\n\n  [agent]\nname = \"a\"\n"),
@@ -769,7 +774,7 @@ fn load_reads_the_file_and_resolves_against_its_directory() {
     let lookup = |name: &str| machine.vars.get(name).cloned();
     let config = load_with(&file, &lookup, Some(&machine.exe_dir())).unwrap();
     assert_eq!(config.file, file);
-    let AgentSpec::Command(agent) = config.agent else {
+    let Some(AgentSpec::Command(agent)) = config.agent else {
         panic!("expected a command agent");
     };
     assert_eq!(agent.cwd, Some(machine.path("conf")));
