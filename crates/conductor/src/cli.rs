@@ -74,13 +74,17 @@ pub fn main() -> ExitCode {
         }
         Command::Run { config, proxy } => {
             crate::logging::init(cli.log.as_deref(), "info");
-            let Some(config) = load(&config) else {
-                return ExitCode::from(EX_CONFIG);
+            let forced = proxy.then_some(Mode::Proxy);
+            let config = match config::load_in_mode(&config, forced) {
+                Ok(c) => c,
+                Err(errors) => {
+                    eprintln!("{errors}");
+                    return ExitCode::from(EX_CONFIG);
+                }
             };
-            let mode = if proxy || matches!(config.conductor.mode, Mode::Proxy) {
-                ChainMode::Proxy
-            } else {
-                ChainMode::Agent
+            let mode = match config.conductor.mode {
+                Mode::Proxy => ChainMode::Proxy,
+                Mode::Agent => ChainMode::Agent,
             };
             let finish = runtime().block_on(chain::run(&config, mode, EditorSide::Stdio));
             exit_code(finish)

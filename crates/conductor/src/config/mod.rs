@@ -127,8 +127,19 @@ pub enum ProxyProtocol {
 /// Reads `path` with the real environment, looking up bare command names next to the
 /// running executable first.
 pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
+    load_in_mode(path, None)
+}
+
+/// Like [`load`], with the mode forced (as `run --proxy` does) before validation, so a
+/// nested conductor's file needs no `[agent]` even without `mode = "proxy"`.
+pub fn load_in_mode(path: &Path, mode: Option<Mode>) -> Result<Config, ConfigErrors> {
     let exe_dir = conductor_exe_dir();
-    load_with(path, &|name| std::env::var(name).ok(), exe_dir.as_deref())
+    read_and_parse(
+        path,
+        &|name| std::env::var(name).ok(),
+        exe_dir.as_deref(),
+        mode,
+    )
 }
 
 /// Reads `path`, taking variables (including `PATH`) from `env` and treating `exe_dir`
@@ -138,11 +149,20 @@ pub fn load_with(
     env: &dyn Fn(&str) -> Option<String>,
     exe_dir: Option<&Path>,
 ) -> Result<Config, ConfigErrors> {
+    read_and_parse(path, env, exe_dir, None)
+}
+
+fn read_and_parse(
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    exe_dir: Option<&Path>,
+    mode: Option<Mode>,
+) -> Result<Config, ConfigErrors> {
     let bytes = std::fs::read(path).map_err(|error| {
         ConfigErrors::whole_file(path, format!("cannot read the configuration: {error}"))
     })?;
     match String::from_utf8(bytes) {
-        Ok(text) => parse_str(&text, path, env, exe_dir),
+        Ok(text) => parse_in_mode(&text, path, env, exe_dir, mode),
         Err(error) => {
             let valid =
                 String::from_utf8_lossy(&error.as_bytes()[..error.utf8_error().valid_up_to()]);
@@ -160,6 +180,16 @@ pub fn parse_str(
     file: &Path,
     env: &dyn Fn(&str) -> Option<String>,
     exe_dir: Option<&Path>,
+) -> Result<Config, ConfigErrors> {
+    parse_in_mode(text, file, env, exe_dir, None)
+}
+
+fn parse_in_mode(
+    text: &str,
+    file: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    exe_dir: Option<&Path>,
+    mode: Option<Mode>,
 ) -> Result<Config, ConfigErrors> {
     let absolute_file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let config_dir = absolute_file
@@ -181,6 +211,7 @@ pub fn parse_str(
         vars: env,
         exe_dir,
         config_dir: &config_dir,
+        mode,
     };
     schema::validate(
         document.get_ref(),

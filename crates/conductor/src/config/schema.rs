@@ -52,6 +52,8 @@ pub(crate) struct Surroundings<'a> {
     pub(crate) exe_dir: Option<&'a Path>,
     /// Directory of the configuration file: relative paths are relative to it.
     pub(crate) config_dir: &'a Path,
+    /// A mode chosen on the command line (`run --proxy`), which wins over the file's.
+    pub(crate) mode: Option<Mode>,
 }
 
 /// Which checks apply to a value.
@@ -78,7 +80,10 @@ pub(crate) fn validate(
         surroundings,
     };
     validator.unknown_keys(root, "at the top level", ROOT_KEYS);
-    let conductor = validator.conductor(root.get("conductor"));
+    let mut conductor = validator.conductor(root.get("conductor"));
+    if let Some(mode) = surroundings.mode {
+        conductor.mode = mode;
+    }
     let (agent, agent_name) = match root.get("agent") {
         Some(value) => validator.agent(value),
         None if conductor.mode == Mode::Proxy => (None, None),
