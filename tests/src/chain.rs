@@ -261,8 +261,21 @@ impl Chain {
         }
     }
 
+    /// Whether fixture `name` saw EOF on its stdin (rather than being killed first).
+    pub fn saw_stdin_eof(&self, name: &str) -> bool {
+        self.file(name, "eof").exists()
+    }
+
     /// The pids of the test-agent and every test-proxy of this chain.
     pub fn fixture_pids(&self) -> Vec<u32> {
+        self.fixture_names()
+            .into_iter()
+            .map(|name| self.pid(name))
+            .collect()
+    }
+
+    /// The names of the test-agent and every test-proxy of this chain.
+    pub fn fixture_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self
             .proxies
             .iter()
@@ -276,7 +289,7 @@ impl Chain {
         {
             names.push(AGENT);
         }
-        names.into_iter().map(|name| self.pid(name)).collect()
+        names
     }
 }
 
@@ -300,13 +313,15 @@ pub fn fresh_dir(label: &str) -> PathBuf {
     dir
 }
 
-/// `--record`, `--pid-file` for fixture `name` in `dir`.
+/// `--record`, `--pid-file`, `--eof-file` for fixture `name` in `dir`.
 fn fixture_args(dir: &Path, name: &str) -> Vec<String> {
     vec![
         "--record".to_string(),
         dir.join(format!("{name}.record")).display().to_string(),
         "--pid-file".to_string(),
         dir.join(format!("{name}.pid")).display().to_string(),
+        "--eof-file".to_string(),
+        dir.join(format!("{name}.eof")).display().to_string(),
     ]
 }
 

@@ -94,6 +94,12 @@ pub fn write_file(path: Option<&str>, text: &str) {
     }
 }
 
+/// Notes in `path` that stdin reached EOF: a fixture stopped by its peer closing the pipe
+/// leaves this file, one killed by a signal before that does not.
+pub fn note_stdin_eof(path: Option<&str>) {
+    write_file(path, "eof");
+}
+
 /// Sends lines on stdout. Several lines given together go out in a single `write`, which
 /// is what the ordering tests rely on.
 pub fn send_lines(lines: &[String]) {

@@ -1,5 +1,6 @@
 //! Shutdown: when the editor closes stdin, or the conductor gets SIGTERM, it exits 0 and no
-//! process of the chain remains; a request still pending gets its one response first.
+//! process of the chain remains; a request still pending gets its one response first, and
+//! the components are first asked to stop by closing their stdin, before any signal.
 
 use acp_conductor_tests::agent_script::HANGING;
 use acp_conductor_tests::editor::{Editor, prompt_params};
@@ -59,4 +60,33 @@ fn sigterm_answers_the_pending_prompt_before_exiting() {
     );
     let status = scenario::assert_all_gone_after_exit(&mut editor, &pids);
     assert_eq!(status.code(), Some(0), "{}", editor.stderr());
+}
+
+/// Asserts that every fixture of `chain` saw its stdin close, i.e. was not killed first.
+fn assert_every_component_saw_stdin_eof(chain: &Chain) {
+    let killed_first: Vec<&str> = chain
+        .fixture_names()
+        .into_iter()
+        .filter(|name| !chain.saw_stdin_eof(name))
+        .collect();
+    assert!(
+        killed_first.is_empty(),
+        "these components never saw their stdin close (they were killed before): {killed_first:?}"
+    );
+}
+
+#[test]
+fn stdin_eof_closes_every_components_stdin_before_signalling_it() {
+    let (chain, mut editor, pids) = running_chain("shutdown-eof-graceful");
+    editor.close_stdin();
+    scenario::assert_all_gone_after_exit(&mut editor, &pids);
+    assert_every_component_saw_stdin_eof(&chain);
+}
+
+#[test]
+fn sigterm_closes_every_components_stdin_before_signalling_it() {
+    let (chain, mut editor, pids) = running_chain("shutdown-term-graceful");
+    editor.signal(libc::SIGTERM);
+    scenario::assert_all_gone_after_exit(&mut editor, &pids);
+    assert_every_component_saw_stdin_eof(&chain);
 }

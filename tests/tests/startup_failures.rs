@@ -49,3 +49,24 @@ fn agent_that_exits_at_startup_fails_initialize_with_its_name() {
     editor.close_stdin();
     scenario::assert_all_gone_after_exit(&mut editor, &pids);
 }
+
+#[test]
+fn run_with_a_missing_proxy_command_exits_78_before_starting_anything() {
+    let binaries = binaries!();
+    let mut chain = Chain::new(&binaries, "startup-missing");
+    chain.add_proxy::<&str>("ghost", Path::new("/nonexistent/ghost-proxy"), &[]);
+    let mut editor = chain.launch();
+    let status = editor.wait_exit();
+    assert_eq!(status.code(), Some(78), "{}", editor.stderr());
+    assert!(
+        editor.stderr().contains("/nonexistent/ghost-proxy"),
+        "stderr should name the missing program:\n{}",
+        editor.stderr()
+    );
+    assert!(
+        !chain
+            .file(acp_conductor_tests::chain::AGENT, "pid")
+            .exists(),
+        "the agent was started although the config is invalid"
+    );
+}

@@ -3,7 +3,7 @@
 //!
 //! Options: `--record PATH` (every received line, raw), `--pid-file PATH`, `--updates K`
 //! (chunks streamed per prompt, default 1), `--burst` (chunks, response and more chunks in
-//! one write). Prompt words: `hang` (wait for `session/cancel` or `$/cancel_request`),
+//! one write), `--eof-file PATH` (written when stdin reaches EOF). Prompt words: `hang` (wait for `session/cancel` or `$/cancel_request`),
 //! `permission` (ask the client with `session/request_permission`), `id-zero` (ask the
 //! client to read a file with request id `0`). Exits on stdin EOF.
 
@@ -68,6 +68,7 @@ fn main() {
             )),
         }
     }
+    fixture_io::note_stdin_eof(args.value("eof-file"));
 }
 
 impl Agent {

@@ -10,7 +10,8 @@
 //! answered with -32601 as older proxies do), `--record PATH` (every received line, raw),
 //! `--init-response PATH` (the response its successor gave to `initialize`, raw),
 //! `--pid-file PATH`, `--tag NAME` (names it in its stderr), `--envelope-meta JSON` (put
-//! `_meta` on the `proxy/successor` envelopes it sends). Exits on stdin EOF.
+//! `_meta` on the `proxy/successor` envelopes it sends), `--eof-file PATH` (written when
+//! stdin reaches EOF). Exits on stdin EOF.
 
 use std::collections::HashMap;
 
@@ -95,6 +96,7 @@ fn main() {
             )),
         }
     }
+    fixture_io::note_stdin_eof(args.value("eof-file"));
 }
 
 impl Proxy {
@@ -117,9 +119,9 @@ impl Proxy {
                 ));
             }
         } else if method == self.dialect.successor {
-            self.from_successor(message);
+            self.forward_to_predecessor(message);
         } else {
-            self.from_predecessor(&method, message);
+            self.forward_to_successor(&method, message);
         }
     }
 
@@ -146,7 +148,7 @@ impl Proxy {
     }
 
     /// A plain message came from the predecessor: wrap it for the successor.
-    fn from_predecessor(&mut self, method: &str, message: &RawMessage) {
+    fn forward_to_successor(&mut self, method: &str, message: &RawMessage) {
         let translated;
         let mut params = message.params();
         if method == "$/cancel_request" {
@@ -169,7 +171,7 @@ impl Proxy {
     }
 
     /// A wrapped message came from the successor: unwrap it for the predecessor.
-    fn from_successor(&mut self, message: &RawMessage) {
+    fn forward_to_predecessor(&mut self, message: &RawMessage) {
         let Some(envelope) = message
             .params()
             .and_then(|params| RawMessage::parse(params.get()).ok())
