@@ -25,15 +25,20 @@ macro_rules! binaries {
 
 impl Binaries {
     /// The conductor is taken from `ACP_CONDUCTOR_BIN` when set, else from the target
-    /// directory the fixtures were built into.
+    /// directory the fixtures were built into, which must hold a build at least as new as
+    /// the conductor's sources (`cargo test` does not rebuild another package's binary).
     pub fn locate(agent: &str, proxy: &str) -> Self {
         let agent = PathBuf::from(agent);
         let conductor = match std::env::var_os("ACP_CONDUCTOR_BIN") {
             Some(path) => PathBuf::from(path),
-            None => agent
-                .parent()
-                .expect("a fixture binary lives in a directory")
-                .join("acp-conductor"),
+            None => {
+                let conductor = agent
+                    .parent()
+                    .expect("a fixture binary lives in a directory")
+                    .join("acp-conductor");
+                assert_not_older_than_sources(&conductor);
+                conductor
+            }
         };
         assert!(
             is_file(&conductor),
@@ -47,6 +52,49 @@ impl Binaries {
             proxy: PathBuf::from(proxy),
         }
     }
+}
+
+/// The conductor's sources, relative to the workspace root.
+const CONDUCTOR_SOURCES: &[&str] = &["crates/conductor", "crates/acp-wire"];
+
+/// Panics when a source file of the conductor was modified after `binary` was built, so
+/// that a test never reports on an old conductor.
+fn assert_not_older_than_sources(binary: &Path) {
+    let Ok(built) = binary.metadata().and_then(|m| m.modified()) else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests package is inside the workspace");
+    for sources in CONDUCTOR_SOURCES {
+        if let Some(newer) = newer_file(&root.join(sources), built) {
+            panic!(
+                "{} is older than {}: rebuild it with `cargo build -p acp-conductor`",
+                binary.display(),
+                newer.display()
+            );
+        }
+    }
+}
+
+/// A file under `dir` modified after `time`, skipping build output.
+fn newer_file(dir: &Path, time: std::time::SystemTime) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.filter_map(Result::ok) {
+        let path = entry.path();
+        let Ok(metadata) = entry.metadata() else {
+            continue;
+        };
+        if metadata.is_dir() {
+            if entry.file_name() != "target"
+                && let Some(newer) = newer_file(&path, time)
+            {
+                return Some(newer);
+            }
+        } else if metadata.modified().is_ok_and(|modified| modified > time) {
+            return Some(path);
+        }
+    }
+    None
 }
 
 fn is_file(path: &Path) -> bool {

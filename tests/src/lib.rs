@@ -1,5 +1,9 @@
 //! Shared code of the end-to-end tests: the fixtures' wire helpers and the editor harness.
 //! Drives the conductor only through its binary; must not link any workspace crate.
+//!
+//! The tests run the `acp-conductor` binary of the same target directory, which `cargo test`
+//! does not build for this package: `cargo build -p acp-conductor` first (or set
+//! `ACP_CONDUCTOR_BIN`). A build older than the conductor's sources is refused.
 
 pub mod agent_script;
 pub mod binaries;

@@ -20,7 +20,10 @@ fn running_chain(label: &str) -> (Chain, Editor, Vec<u32>) {
         "end_turn"
     );
     let pids = scenario::chain_pids(&editor, &chain.fixture_pids());
-    assert_eq!(pids.len(), 3, "two proxies and the agent: {pids:?}");
+    assert!(
+        pids.len() >= 3,
+        "two proxies and the agent at least: {pids:?}"
+    );
     (chain, editor, pids)
 }
 
