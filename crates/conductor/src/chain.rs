@@ -9,7 +9,7 @@ use acp_wire::successor::Dialect;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
-use crate::component::{Running, Wiring, builtin, native};
+use crate::component::{Lifecycle, Running, Wiring, builtin, native};
 use crate::config::{AgentSpec, Config, ProxyProtocol};
 use crate::event::{Event, LinkId};
 use crate::router::topology::{ChainMode, Topology};
@@ -60,7 +60,7 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
 
     let (editor_setup, editor_writer) = connect_editor(editor, mode, &wiring(0, "editor"));
     let mut setups = vec![editor_setup];
-    let mut started: Vec<Running> = Vec::new();
+    let mut started: Vec<Lifecycle> = Vec::new();
     let mut early_failures = Vec::new();
 
     for (i, proxy) in config.proxies.iter().enumerate() {
@@ -216,15 +216,18 @@ fn attach(
     role: Role,
     dialect: DialectChoice,
     running: Result<Running, String>,
-    started: &mut Vec<Running>,
+    started: &mut Vec<Lifecycle>,
     failures: &mut Vec<Event>,
     queue_limit: usize,
 ) -> LinkSetup {
     let (outbox, gate) = match running {
-        Ok(r) => {
-            let handles = (r.outbox.clone(), r.gate.clone());
-            started.push(r);
-            handles
+        Ok(Running {
+            outbox,
+            gate,
+            lifecycle,
+        }) => {
+            started.push(lifecycle);
+            (outbox, gate)
         }
         Err(reason) => {
             failures.push(Event::Exited {
@@ -269,7 +272,7 @@ async fn forward_signals(events: mpsc::Sender<Event>) {
 
 /// Their stdin is closed by now. Waits for every component to stop; process groups that
 /// linger (or leave descendants behind) get SIGTERM, then SIGKILL.
-async fn stop_components(started: Vec<Running>) {
+async fn stop_components(started: Vec<Lifecycle>) {
     let stopped: Vec<watch::Receiver<bool>> = started.iter().map(|r| r.stopped.clone()).collect();
     let groups: Vec<i32> = started.iter().filter_map(|r| r.process_group).collect();
     let all_stopped = |mut rxs: Vec<watch::Receiver<bool>>| async move {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::{Running, Wiring};
+use super::{Lifecycle, Running, Wiring};
 use crate::config::BuiltinAgent;
 use crate::event::Event;
 use crate::transport::{self, Outbox, ReadGate};
@@ -54,7 +54,9 @@ pub fn spawn(agent: &BuiltinAgent, wiring: Wiring) -> Running {
     Running {
         outbox,
         gate,
-        stopped,
-        process_group: None,
+        lifecycle: Lifecycle {
+            stopped,
+            process_group: None,
+        },
     }
 }

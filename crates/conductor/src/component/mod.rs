@@ -12,11 +12,18 @@ use tokio::sync::{mpsc, watch};
 use crate::event::{Event, LinkId};
 use crate::transport::{Outbox, ReadGate};
 
-/// A started component as the chain sees it.
+/// A started component: the link the router talks to it through, and its lifecycle.
 #[derive(Debug)]
 pub struct Running {
     pub outbox: Outbox,
     pub gate: Arc<ReadGate>,
+    pub lifecycle: Lifecycle,
+}
+
+/// What the chain needs to take a component down once routing is over. Deliberately
+/// holds no outbox: the router's is the only one, so dropping the router closes stdin.
+#[derive(Debug)]
+pub struct Lifecycle {
     /// Becomes true once the component has fully stopped (process reaped, task ended).
     pub stopped: watch::Receiver<bool>,
     /// For native children: the process group to signal on shutdown.

@@ -10,7 +10,7 @@ use tokio::process::{ChildStderr, Command};
 use tokio::sync::watch;
 
 use super::stderr_tail::StderrTail;
-use super::{Running, Wiring};
+use super::{Lifecycle, Running, Wiring};
 use crate::config::CommandSpec;
 use crate::event::Event;
 use crate::transport::{self, Outbox, ReadGate};
@@ -91,8 +91,10 @@ pub fn spawn(spec: &CommandSpec, wiring: Wiring) -> Result<Running, String> {
     Ok(Running {
         outbox,
         gate,
-        stopped,
-        process_group: pid,
+        lifecycle: Lifecycle {
+            stopped,
+            process_group: pid,
+        },
     })
 }
 
