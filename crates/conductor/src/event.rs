@@ -18,10 +18,12 @@ pub enum Event {
     Drained {
         link: LinkId,
     },
-    /// Writing to the peer failed or stalled beyond the write timeout.
+    /// Writing to the peer failed (`stalled: false`, usually because it is exiting) or
+    /// made no progress for the write timeout (`stalled: true`).
     WriteFailed {
         link: LinkId,
         reason: String,
+        stalled: bool,
     },
     /// The component behind the link is gone (exited, crashed, could not start).
     Exited {

@@ -216,6 +216,7 @@ pub async fn write_async<W: AsyncWrite + Unpin>(
             let _ = events
                 .send(Event::WriteFailed {
                     link,
+                    stalled: matches!(failure, WriteFailure::Stalled(_)),
                     reason: failure.to_string(),
                 })
                 .await;
@@ -294,6 +295,7 @@ pub fn write_blocking<W: Write + Send + 'static>(
                 let _ = events.blocking_send(Event::WriteFailed {
                     link,
                     reason: format!("write failed: {e}"),
+                    stalled: false,
                 });
             }
         })

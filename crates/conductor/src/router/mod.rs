@@ -209,12 +209,18 @@ impl Router {
                 ReadEvent::Closed(err) => self.on_closed(link, err),
             },
             Event::Drained { link } => self.on_drained(link),
-            Event::WriteFailed { link, reason } => {
+            Event::WriteFailed {
+                link,
+                reason,
+                stalled,
+            } => {
                 if link == 0 {
                     tracing::debug!(%reason, "the editor stopped reading");
                     self.state = RunState::Finished(self.finish_kind());
-                } else {
+                } else if stalled {
                     self.component_gone(link, reason, Vec::new());
+                } else {
+                    self.expect_exit(link, reason);
                 }
             }
             Event::Exited {
@@ -606,15 +612,20 @@ impl Router {
             self.on_editor_gone();
             return;
         }
-        if !self.links[link].alive {
-            return;
-        }
-        // The process usually exits right after; wait briefly so the error can say how.
-        let events = self.events_tx.clone();
         let reason = match error {
             Some(e) => format!("output failed: {e}"),
             None => "closed its output".to_string(),
         };
+        self.expect_exit(link, reason);
+    }
+
+    /// The component is most likely exiting: give its exit status a moment to arrive, so
+    /// the error can say how it ended, and fail it with `reason` otherwise.
+    fn expect_exit(&mut self, link: LinkId, reason: String) {
+        if !self.links[link].alive {
+            return;
+        }
+        let events = self.events_tx.clone();
         tokio::spawn(async move {
             tokio::time::sleep(CLOSED_OUTPUT_GRACE).await;
             let _ = events
