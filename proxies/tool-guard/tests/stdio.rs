@@ -256,6 +256,29 @@ fn secrets_in_prompt_text_are_redacted_before_the_agent_sees_them() {
 }
 
 #[test]
+fn demo_policy_refuses_the_demo_agents_write() {
+    let policy = include_str!("../demo-policy.toml");
+    let out = run(
+        policy,
+        "demo",
+        &with_preamble(&[
+            r#"{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"demo-write-1","title":"Write demo.txt","kind":"edit","status":"pending","locations":[{"path":"/work/proj/demo.txt"}]},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}}"#,
+        ]),
+    );
+    assert_eq!(
+        after_preamble(&out),
+        [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"outcome":{"outcome":"selected","optionId":"reject"}}}"#
+        ]
+    );
+    assert!(
+        out.stderr.contains(r#"deny: permission for "Write demo.txt" (kind edit, 1 location(s)) in session s1 by permission #1 (no edits in the demo) (option "reject")"#),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn a_broken_policy_stops_the_guard_before_it_reads_anything() {
     let out = run(
         "[fs]\nwrite = [\"src/**\"]\n",
