@@ -52,7 +52,9 @@ pub mod session;
 pub use acp_wire::error_code;
 pub use acp_wire::successor::EnvelopeMeta;
 pub use acp_wire::{Outcome, RawValue};
-pub use action::{NotificationAction, RequestAction, ResponseAction, RpcError};
+pub use action::{
+    ForwardedResponseHook, NotificationAction, RequestAction, ResponseAction, RpcError,
+};
 pub use chain::Chain;
 pub use message::{Notification, Request, RequestHandle, Response, Side};
 pub use proxy::Proxy;
