@@ -1,3 +1,14 @@
 //! acp-conductor: runs a chain of ACP proxies and an agent and presents it to the editor
 //! as one ACP agent. Must not know what proxies do with the messages it routes.
 #![deny(clippy::print_stdout)]
+
+pub mod chain;
+pub mod cli;
+pub mod component;
+pub mod config;
+pub mod demo_agent;
+pub mod event;
+pub mod logging;
+pub mod prompt_client;
+pub mod router;
+pub mod transport;
