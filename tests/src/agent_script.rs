@@ -103,3 +103,79 @@ pub fn read_outcome_text(response: &Value) -> String {
         None => format!("read answer without content: {response}"),
     }
 }
+
+/// Prompt words that make the agent send one request to the client and report the answer.
+/// Each must be the first word of a text block; the rest of that block says what to ask:
+/// `fs-read PATH`, `fs-write PATH CONTENT...`, `terminal COMMAND ARGS...`, and
+/// `permission-for {JSON}` (the JSON object's members go into the permission request's
+/// `toolCall`, after a `toolCallId` of `call-N`).
+pub const FS_READ: &str = "fs-read";
+pub const FS_WRITE: &str = "fs-write";
+pub const TERMINAL: &str = "terminal";
+pub const PERMISSION_FOR: &str = "permission-for";
+
+/// The request a prompt text block asks the agent to send, as `(method, params)`; `None`
+/// when the block starts with none of the request words. `request_id` is the id the agent
+/// will send it with, which names the tool call of a permission request.
+pub fn client_request(
+    session_id: &str,
+    block_text: &str,
+    request_id: u64,
+) -> Option<(&'static str, Value)> {
+    let text = block_text.trim_start();
+    let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let rest = rest.trim_start();
+    match word {
+        FS_READ => Some((
+            "fs/read_text_file",
+            json!({ "sessionId": session_id, "path": rest.trim_end() }),
+        )),
+        FS_WRITE => {
+            let (path, content) = rest.split_once(' ').unwrap_or((rest, ""));
+            Some((
+                "fs/write_text_file",
+                json!({ "sessionId": session_id, "path": path, "content": content }),
+            ))
+        }
+        TERMINAL => {
+            let mut words = rest.split_whitespace().map(str::to_string);
+            let command = words.next().unwrap_or_default();
+            let args: Vec<String> = words.collect();
+            Some((
+                "terminal/create",
+                json!({ "sessionId": session_id, "command": command, "args": args }),
+            ))
+        }
+        PERMISSION_FOR => {
+            let mut tool_call = json!({ "toolCallId": format!("call-{request_id}") });
+            let fields: Value = serde_json::from_str(rest)
+                .unwrap_or_else(|e| panic!("permission-for needs a JSON object ({e}): {rest}"));
+            if let (Some(call), Some(fields)) = (tool_call.as_object_mut(), fields.as_object()) {
+                call.extend(fields.clone());
+            }
+            Some((
+                "session/request_permission",
+                json!({
+                    "sessionId": session_id,
+                    "toolCall": tool_call,
+                    "options": permission_options(),
+                }),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// What the agent reports after the client answered a request sent for one of the request
+/// words: the method and the whole answer, `{"result":...}` or `{"error":...}`.
+pub fn answer_text(method: &str, answer: &Value) -> String {
+    format!("{method} answered {answer}")
+}
+
+/// The answer an [`answer_text`] reports for `method`, parsed; `None` for any other text.
+/// Compare answers this way rather than as text: member order in the text follows the bytes
+/// the agent received and the serde_json features of the build.
+pub fn reported_answer(method: &str, text: &str) -> Option<Value> {
+    let json = text.strip_prefix(method)?.strip_prefix(" answered ")?;
+    serde_json::from_str(json).ok()
+}

@@ -54,6 +54,112 @@ impl Binaries {
     }
 }
 
+/// A program of this workspace that tests run as a chain component: where cargo puts it in
+/// the target directory, what it is built from, and the command that builds it.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkspaceProgram {
+    /// Relative to the target directory's profile directory (`target/debug`).
+    pub path: &'static str,
+    /// Files and directories, relative to the workspace root.
+    pub sources: &'static [&'static str],
+    pub build: &'static str,
+}
+
+/// The sources every proxy built on the kit shares.
+const KIT_SOURCES: [&str; 3] = [
+    "crates/proxy-kit/src",
+    "crates/proxy-kit/Cargo.toml",
+    "crates/acp-wire/src",
+];
+
+pub const CONTEXT_PROXY: WorkspaceProgram = WorkspaceProgram {
+    path: "acp-context-proxy",
+    sources: &[
+        "proxies/context/src",
+        "proxies/context/Cargo.toml",
+        KIT_SOURCES[0],
+        KIT_SOURCES[1],
+        KIT_SOURCES[2],
+    ],
+    build: "cargo build -p context-proxy",
+};
+
+pub const TOOL_GUARD: WorkspaceProgram = WorkspaceProgram {
+    path: "acp-tool-guard",
+    sources: &[
+        "proxies/tool-guard/src",
+        "proxies/tool-guard/Cargo.toml",
+        KIT_SOURCES[0],
+        KIT_SOURCES[1],
+        KIT_SOURCES[2],
+    ],
+    build: "cargo build -p tool-guard",
+};
+
+/// The example proxy of docs/proxies.md, `crates/proxy-kit/examples/shout.rs`.
+pub const SHOUT_EXAMPLE: WorkspaceProgram = WorkspaceProgram {
+    path: "examples/shout",
+    sources: &[
+        "crates/proxy-kit/examples/shout.rs",
+        KIT_SOURCES[0],
+        KIT_SOURCES[1],
+        KIT_SOURCES[2],
+    ],
+    build: "cargo build -p proxy-kit --example shout",
+};
+
+impl Binaries {
+    /// The absolute path of `program` in the target directory the fixtures were built into.
+    /// Panics, naming the command that builds it, when it is missing or older than one of
+    /// its sources: `cargo test` of this package does not build other packages' programs.
+    pub fn workspace_program(&self, program: &WorkspaceProgram) -> PathBuf {
+        let path = self
+            .agent
+            .parent()
+            .expect("a fixture binary lives in a directory")
+            .join(program.path);
+        assert!(
+            is_file(&path),
+            "{} does not exist: build it with `{}`",
+            path.display(),
+            program.build
+        );
+        let built = path
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or_else(|e| panic!("no modification time for {}: {e}", path.display()));
+        let root = workspace_root();
+        for source in program.sources {
+            let source = root.join(source);
+            let newer = if source.is_dir() {
+                newer_file(&source, built)
+            } else {
+                source
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|modified| modified > built)
+                    .then_some(source)
+            };
+            if let Some(newer) = newer {
+                panic!(
+                    "{} is older than {}: rebuild it with `{}`",
+                    path.display(),
+                    newer.display(),
+                    program.build
+                );
+            }
+        }
+        path
+    }
+}
+
+/// The workspace's root directory.
+pub fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests package is inside the workspace")
+}
+
 /// The conductor's sources, relative to the workspace root.
 const CONDUCTOR_SOURCES: &[&str] = &["crates/conductor", "crates/acp-wire"];
 

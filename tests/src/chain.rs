@@ -53,6 +53,8 @@ pub struct Chain {
     pub binaries: Binaries,
     pub proxies: Vec<ProxyEntry>,
     pub agent: Option<AgentEntry>,
+    /// `[agent] builtin = "..."` instead of an agent command (`agent` is then `None`).
+    pub builtin_agent: Option<String>,
     /// `[conductor]` keys with their values as TOML text.
     pub conductor: Vec<(String, String)>,
 }
@@ -74,8 +76,18 @@ impl Chain {
             binaries: binaries.clone(),
             proxies: Vec::new(),
             agent: Some(agent),
+            builtin_agent: None,
             conductor: Vec::new(),
         }
+    }
+
+    /// A chain with the conductor's built-in demo agent (`[agent] builtin = "demo"`) and no
+    /// proxy yet, in a fresh directory named after `label`.
+    pub fn with_demo_agent(binaries: &Binaries, label: &str) -> Self {
+        let mut chain = Self::new(binaries, label);
+        chain.agent = None;
+        chain.builtin_agent = Some("demo".to_string());
+        chain
     }
 
     /// A chain of `count` test-proxies named `p1`..`pN` in front of the test-agent.
@@ -162,6 +174,9 @@ impl Chain {
                 toml_string(&agent.command.display().to_string())
             ));
             text.push_str(&format!("args = {}\n\n", toml_array(&agent.args)));
+        }
+        if let Some(builtin) = &self.builtin_agent {
+            text.push_str(&format!("[agent]\nbuiltin = {}\n\n", toml_string(builtin)));
         }
         for proxy in &self.proxies {
             text.push_str("[[proxy]]\n");

@@ -162,6 +162,24 @@ impl Editor {
         self.stderr.lock().expect("stderr lock").clone()
     }
 
+    /// Waits up to [`patience`] until the conductor's stderr contains `text`, and returns
+    /// the stderr then. A component's log line reaches it through the conductor's logging,
+    /// a little after the component wrote it, so it may lag behind the protocol.
+    pub fn wait_for_stderr(&self, text: &str) -> String {
+        let deadline = Instant::now() + self.patience;
+        loop {
+            let stderr = self.stderr();
+            if stderr.contains(text) {
+                return stderr;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the conductor's stderr never contained {text:?}; it is:\n{stderr}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// The stderr for a failure message: waits a moment for the last of it when the
     /// conductor is exiting, since its final words usually explain the failure.
     fn stderr_for_failure(&self) -> String {
@@ -318,6 +336,15 @@ impl Editor {
             "session/new",
             json!({ "cwd": std::env::temp_dir(), "mcpServers": [] }),
         );
+        exchange.result()["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("session/new gave no sessionId: {}", exchange.response))
+            .to_string()
+    }
+
+    /// `session/new` with `cwd` as the session's working directory; returns the session id.
+    pub fn new_session_in(&mut self, cwd: &Path) -> String {
+        let exchange = self.request("session/new", json!({ "cwd": cwd, "mcpServers": [] }));
         exchange.result()["sessionId"]
             .as_str()
             .unwrap_or_else(|| panic!("session/new gave no sessionId: {}", exchange.response))

@@ -3,7 +3,10 @@
 //!
 //! The tests run the `acp-conductor` binary of the same target directory, which `cargo test`
 //! does not build for this package: `cargo build -p acp-conductor` first (or set
-//! `ACP_CONDUCTOR_BIN`). A build older than the conductor's sources is refused.
+//! `ACP_CONDUCTOR_BIN`). A build older than the conductor's sources is refused. The tests of
+//! the bundled proxies and of the kit's example proxy run `acp-context-proxy`, `acp-tool-guard`
+//! and `examples/shout` from the same directory, refused the same way when stale:
+//! `cargo build --workspace --bins --examples` builds everything they launch.
 
 pub mod agent_script;
 pub mod binaries;

@@ -3,9 +3,13 @@
 //!
 //! Options: `--record PATH` (every received line, raw), `--pid-file PATH`, `--updates K`
 //! (chunks streamed per prompt, default 1), `--burst` (chunks, response and more chunks in
-//! one write), `--eof-file PATH` (written when stdin reaches EOF). Prompt words: `hang` (wait for `session/cancel` or `$/cancel_request`),
+//! one write), `--eof-file PATH` (written when stdin reaches EOF), `--no-embedded-context`
+//! (`promptCapabilities.embeddedContext: false` in the initialize result). Prompt words:
+//! `hang` (wait for `session/cancel` or `$/cancel_request`),
 //! `permission` (ask the client with `session/request_permission`), `id-zero` (ask the
-//! client to read a file with request id `0`). Exits on stdin EOF.
+//! client to read a file with request id `0`); a text block starting with `fs-read`,
+//! `fs-write`, `terminal` or `permission-for` sends that request to the client and reports
+//! its answer (see [`agent_script::client_request`]). Exits on stdin EOF.
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::fixture_io::{self, FixtureArgs, Recording};
@@ -25,6 +29,10 @@ enum Waiting {
 enum Question {
     Permission,
     ReadFile,
+    /// A request asked for by a request word; the answer is reported whole.
+    Relayed {
+        method: &'static str,
+    },
 }
 
 struct Turn {
@@ -38,6 +46,7 @@ struct Turn {
 struct Agent {
     updates: usize,
     burst: bool,
+    embedded_context: bool,
     next_session: u64,
     /// Ids of our own requests; `0` is reserved for the "id-zero" prompt.
     next_request: u64,
@@ -45,7 +54,7 @@ struct Agent {
 }
 
 fn main() {
-    let args = FixtureArgs::from_env(&["burst"]);
+    let args = FixtureArgs::from_env(&["burst", "no-embedded-context"]);
     fixture_io::write_pid_file(args.value("pid-file"));
     let mut recording = Recording::open(args.value("record"));
     let mut agent = Agent {
@@ -53,6 +62,7 @@ fn main() {
             .value("updates")
             .map_or(1, |k| k.parse().expect("--updates takes a number")),
         burst: args.flag("burst"),
+        embedded_context: !args.flag("no-embedded-context"),
         next_session: 1,
         next_request: 1,
         turns: Vec::new(),
@@ -88,7 +98,11 @@ impl Agent {
         let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
         match method {
             "initialize" => {
-                let result = agent_script::initialize_result(&meta);
+                let mut result = agent_script::initialize_result(&meta);
+                if !self.embedded_context {
+                    result["agentCapabilities"]["promptCapabilities"]["embeddedContext"] =
+                        Value::Bool(false);
+                }
                 fixture_io::send_line(jsonrpc::result_line(id, &result));
             }
             "session/new" => {
@@ -134,7 +148,26 @@ impl Agent {
             meta: meta.clone(),
             waiting,
         };
-        if text.contains(agent_script::HANG) {
+        // Request words first: their arguments (paths, commands) may contain the other words.
+        let asked = params["prompt"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str())
+            .find_map(|block| agent_script::client_request(&session_id, block, self.next_request));
+        if let Some((method, params)) = asked {
+            let request_id = self.next_request;
+            self.next_request += 1;
+            lines.push(jsonrpc::request_line(
+                &request_id.to_string(),
+                method,
+                Some(&params.to_string()),
+            ));
+            self.turns.push(turn(Waiting::Answer {
+                request_id: Value::from(request_id),
+                about: Question::Relayed { method },
+            }));
+        } else if text.contains(agent_script::HANG) {
             lines.push(update(agent_script::HANGING));
             self.turns.push(turn(Waiting::Cancellation));
         } else if text.contains(agent_script::PERMISSION) {
@@ -241,6 +274,7 @@ impl Agent {
         let text = match about {
             Question::Permission => agent_script::permission_outcome_text(&response),
             Question::ReadFile => agent_script::read_outcome_text(&response),
+            Question::Relayed { method } => agent_script::answer_text(method, &response),
         };
         fixture_io::send_lines(&[
             jsonrpc::notification_line(
