@@ -9,8 +9,8 @@ use acp_wire::successor::Dialect;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
-use crate::component::{Lifecycle, Running, Wiring, builtin, native};
-use crate::config::{AgentSpec, Config, ProxyProtocol};
+use crate::component::{Lifecycle, Running, Wiring, builtin, native, wasm};
+use crate::config::{AgentSpec, Config, ProxyLaunch, ProxyProtocol};
 use crate::event::{Event, LinkId};
 use crate::router::topology::{ChainMode, Topology};
 use crate::router::{DialectChoice, Finish, LinkSetup, Role, Router};
@@ -63,6 +63,7 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
     let mut started: Vec<Lifecycle> = Vec::new();
     let mut early_failures = Vec::new();
 
+    let wasm_host = wasm::WasmHost::new(settings.cache_dir.clone());
     for (i, proxy) in config.proxies.iter().enumerate() {
         let link = i + 1;
         let dialect = match proxy.protocol {
@@ -70,7 +71,10 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
             ProxyProtocol::Rfd => DialectChoice::Pinned(Dialect::Rfd),
             ProxyProtocol::Underscore => DialectChoice::Pinned(Dialect::Underscore),
         };
-        let running = native::spawn(&proxy.launch, wiring(link, &proxy.name));
+        let running = match &proxy.launch {
+            ProxyLaunch::Native(command) => native::spawn(command, wiring(link, &proxy.name)),
+            ProxyLaunch::Wasm(spec) => wasm::spawn(spec, &wasm_host, wiring(link, &proxy.name)),
+        };
         setups.push(attach(
             link,
             &proxy.name,

@@ -4,6 +4,7 @@
 pub mod builtin;
 pub mod native;
 pub mod stderr_tail;
+pub mod wasm;
 
 use std::sync::Arc;
 

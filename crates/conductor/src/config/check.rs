@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use super::duration::format_duration;
 use super::size::format_size;
-use super::{AgentSpec, BuiltinAgent, CommandSpec, Config, Mode, ProxyProtocol, load_with};
+use super::{
+    AgentSpec, BuiltinAgent, CommandSpec, Config, DirMode, Mode, ProxyLaunch, ProxyProtocol,
+    WasmKind, WasmSpec, load_with,
+};
 
 /// `EX_CONFIG` from BSD `sysexits.h`: the configuration is wrong.
 const EX_CONFIG: u8 = 78;
@@ -63,7 +66,10 @@ fn summary(config: &Config) -> String {
                 ProxyProtocol::Rfd => ", protocol rfd",
                 ProxyProtocol::Underscore => ", protocol underscore",
             };
-            format!("proxy {}", launched(&proxy.launch, protocol))
+            match &proxy.launch {
+                ProxyLaunch::Native(launch) => format!("proxy {}", launched(launch, protocol)),
+                ProxyLaunch::Wasm(wasm) => format!("WASM proxy {}", sandboxed(wasm, protocol)),
+            }
         })
         .collect();
     hops.push(match &config.agent {
@@ -72,7 +78,7 @@ fn summary(config: &Config) -> String {
         None => "the parent conductor's successor".to_owned(),
     });
     let settings = &config.conductor;
-    format!(
+    let mut text = format!(
         "{} is valid. From {upstream}, messages go to {}. Lines are limited to {}, at most {} \
          is queued toward each peer, writes time out after {} and children get {} to exit.",
         config.file.display(),
@@ -81,6 +87,52 @@ fn summary(config: &Config) -> String {
         format_size(settings.queue_limit),
         format_duration(settings.write_timeout),
         format_duration(settings.shutdown_grace),
+    );
+    if config
+        .proxies
+        .iter()
+        .any(|proxy| matches!(proxy.launch, ProxyLaunch::Wasm(_)))
+    {
+        match &settings.cache_dir {
+            Some(dir) => text.push_str(&format!(" Compiled WASM is cached in {}.", dir.display())),
+            None => text.push_str(
+                " WASM is compiled on every start (no cache_dir, XDG_CACHE_HOME or HOME).",
+            ),
+        }
+    }
+    text
+}
+
+/// "`name` (/abs/file.wasm, a WASI 0.2 component; 64 MiB, 5s per message; grants ...)".
+fn sandboxed(wasm: &WasmSpec, details: &str) -> String {
+    let kind = WasmKind::of_file(&wasm.module).map_or("unreadable", WasmKind::describe);
+    let sandbox = &wasm.sandbox;
+    let mut grants: Vec<String> = sandbox
+        .dirs
+        .iter()
+        .map(|dir| {
+            let mode = match dir.mode {
+                DirMode::ReadOnly => "read-only",
+                DirMode::ReadWrite => "read-write",
+            };
+            format!("{} as {} {mode}", dir.host.display(), dir.guest)
+        })
+        .collect();
+    if !wasm.env.is_empty() {
+        let names: Vec<&str> = wasm.env.iter().map(|(name, _)| name.as_str()).collect();
+        grants.push(format!("variables {}", names.join(", ")));
+    }
+    let grants = if grants.is_empty() {
+        "no files, variables or network".to_owned()
+    } else {
+        format!("{}; no network", grants.join(", "))
+    };
+    format!(
+        "`{}` ({}, {kind}{details}; memory {}, computing {} per message; {grants})",
+        wasm.name,
+        wasm.module.display(),
+        format_size(sandbox.memory),
+        format_duration(sandbox.message_timeout),
     )
 }
 

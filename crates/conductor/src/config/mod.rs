@@ -16,6 +16,7 @@ mod suggest;
 mod test_support;
 #[cfg(test)]
 mod tests;
+mod wasm_file;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,6 +25,10 @@ use toml::de::DeTable;
 
 pub use check::check;
 pub use diagnostics::{ConfigError, ConfigErrors};
+pub use wasm_file::WasmKind;
+
+pub(crate) use duration::format_duration;
+pub(crate) use size::format_size;
 
 use diagnostics::Diagnostics;
 use schema::Surroundings;
@@ -53,6 +58,10 @@ pub struct ConductorSettings {
     pub shutdown_grace: Duration,
     /// Bytes queued toward one peer before senders to it pause.
     pub queue_limit: usize,
+    /// Where compiled WASM proxies are kept between runs: `cache_dir` when set, else
+    /// `$XDG_CACHE_HOME/acp-conductor` or `$HOME/.cache/acp-conductor`; `None` when none
+    /// of these is known, and then WASM proxies are compiled on every start.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for ConductorSettings {
@@ -63,6 +72,7 @@ impl Default for ConductorSettings {
             write_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(2),
             queue_limit: 16 << 20,
+            cache_dir: None,
         }
     }
 }
@@ -108,8 +118,76 @@ pub struct CommandSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxySpec {
     pub name: String,
-    pub launch: CommandSpec,
+    pub launch: ProxyLaunch,
     pub protocol: ProxyProtocol,
+}
+
+/// How a proxy runs: `command = ...` or `wasm = ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProxyLaunch {
+    /// A child process.
+    Native(CommandSpec),
+    /// A WASI command inside the conductor, in a sandbox.
+    Wasm(WasmSpec),
+}
+
+/// A WASM proxy: everything needed to load and run it, already resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WasmSpec {
+    /// The component's name in logs and errors.
+    pub name: String,
+    /// Absolute path of the `.wasm` file (a core module or a component).
+    pub module: PathBuf,
+    /// Arguments after `argv[0]`, which is the proxy's name.
+    pub args: Vec<String>,
+    /// The guest's whole environment: `env` values of `[[proxy]]` in file order, then the
+    /// variables named in `sandbox.env` that are set in the conductor's environment.
+    pub env: Vec<(String, String)>,
+    pub sandbox: Sandbox,
+}
+
+/// `[proxy.sandbox]`: what a WASM proxy is granted beyond stdin, stdout and stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// Host directories the guest may open, each under its own guest path.
+    pub dirs: Vec<DirGrant>,
+    /// Names of the conductor's environment variables passed through when set.
+    pub pass_env: Vec<String>,
+    /// Linear memories and tables of the instance together, in bytes.
+    pub memory: usize,
+    /// How long the guest may compute without reading input before it is interrupted.
+    pub message_timeout: Duration,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self {
+            dirs: Vec::new(),
+            pass_env: Vec::new(),
+            memory: 64 << 20,
+            message_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// One entry of `dirs`: a host directory visible to the guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirGrant {
+    /// Absolute, existing host directory.
+    pub host: PathBuf,
+    /// Absolute path under which the guest sees it.
+    pub guest: String,
+    pub mode: DirMode,
+}
+
+/// What the guest may do inside a granted directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DirMode {
+    /// List and read (`"ro"`).
+    #[default]
+    ReadOnly,
+    /// Also create, write, rename and remove (`"rw"`).
+    ReadWrite,
 }
 
 /// How the conductor speaks to a proxy about its successor.

@@ -15,8 +15,11 @@ use super::resolve::{ProgramSearch, relative_to, resolve_dir, resolve_program};
 use super::size::{parse_size, size_from_integer};
 use super::suggest::did_you_mean;
 use super::{
-    AgentSpec, BuiltinAgent, CommandSpec, ConductorSettings, Config, Mode, ProxyProtocol, ProxySpec,
+    AgentSpec, BuiltinAgent, CommandSpec, ConductorSettings, Config, Mode, ProxyLaunch,
+    ProxyProtocol, ProxySpec,
 };
+
+mod wasm;
 
 const ROOT_KEYS: &[&str] = &["conductor", "agent", "proxy"];
 const CONDUCTOR_KEYS: &[&str] = &[
@@ -25,12 +28,13 @@ const CONDUCTOR_KEYS: &[&str] = &[
     "write_timeout",
     "shutdown_grace",
     "queue_limit",
+    "cache_dir",
 ];
 const AGENT_KEYS: &[&str] = &["command", "builtin", "args", "env", "cwd", "name"];
 /// Keys that only make sense for an agent the conductor launches itself.
 const LAUNCH_ONLY_AGENT_KEYS: &[&str] = &["args", "env", "cwd", "name"];
 const PROXY_KEYS: &[&str] = &[
-    "name", "command", "args", "env", "cwd", "enabled", "protocol",
+    "name", "command", "wasm", "args", "env", "cwd", "enabled", "protocol", "sandbox",
 ];
 
 const MODES: &[(&str, Mode)] = &[("agent", Mode::Agent), ("proxy", Mode::Proxy)];
@@ -83,6 +87,9 @@ pub(crate) fn validate(
     let mut conductor = validator.conductor(root.get("conductor"));
     if let Some(mode) = surroundings.mode {
         conductor.mode = mode;
+    }
+    if conductor.cache_dir.is_none() {
+        conductor.cache_dir = wasm::default_cache_dir(surroundings.vars);
     }
     let (agent, agent_name) = match root.get("agent") {
         Some(value) => validator.agent(value),
@@ -186,6 +193,9 @@ impl Validator<'_, '_, '_> {
             .and_then(|value| self.duration("shutdown_grace", value, scope))
         {
             settings.shutdown_grace = grace;
+        }
+        if let Some(value) = table.get("cache_dir") {
+            settings.cache_dir = self.cache_dir(value, scope);
         }
         settings
     }
@@ -336,11 +346,37 @@ impl Validator<'_, '_, '_> {
             Some(value) => self.choice("protocol", value, PROTOCOLS, scope),
             None => Some(ProxyProtocol::default()),
         };
-        if !table.contains_key("command") {
-            self.error(value.span(), format!("{place} needs a `command`"));
-        }
         let launch_name = name.as_ref().map(|(name, _)| name.clone());
-        let launch = self.launch(table, launch_name, scope);
+        let launch = match (table.get_key_value("command"), table.get_key_value("wasm")) {
+            (Some(_), None) => {
+                self.refuse_sandbox_for_native(table);
+                self.launch(table, launch_name, scope)
+                    .map(ProxyLaunch::Native)
+            }
+            (None, Some(_)) => self
+                .wasm_launch(table, launch_name, scope)
+                .map(ProxyLaunch::Wasm),
+            (Some((command_key, _)), Some((wasm_key, _))) => {
+                let later = command_key.span().start.max(wasm_key.span().start);
+                self.error(
+                    later..later,
+                    format!("{place} sets both `command` and `wasm`; keep one of them"),
+                );
+                None
+            }
+            (None, None) => {
+                self.error(
+                    value.span(),
+                    format!(
+                        "{place} needs a `command` (a program to run) or `wasm` (a WebAssembly \
+                         proxy)"
+                    ),
+                );
+                // Checked only so that their own mistakes are reported in the same pass.
+                self.launch(table, launch_name, scope);
+                None
+            }
+        };
         let spec = match (enabled, &name, launch, protocol) {
             (Some(true), Some((name, _)), Some(launch), Some(protocol)) => Some(ProxySpec {
                 name: name.clone(),

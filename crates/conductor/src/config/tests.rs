@@ -72,6 +72,14 @@ impl Machine {
 
 const DEMO_AGENT: &str = "[agent]\nbuiltin = \"demo\"\n";
 
+/// The child process of a `command` proxy.
+fn native(proxy: &ProxySpec) -> &CommandSpec {
+    match &proxy.launch {
+        ProxyLaunch::Native(command) => command,
+        ProxyLaunch::Wasm(wasm) => panic!("expected a command proxy, got {wasm:?}"),
+    }
+}
+
 #[test]
 fn defaults_are_the_documented_ones() {
     let settings = ConductorSettings::default();
@@ -143,6 +151,7 @@ protocol = "underscore"
                 write_timeout: Duration::from_millis(500),
                 shutdown_grace: Duration::from_secs(120),
                 queue_limit: 512 << 10,
+                cache_dir: None,
             },
             agent: Some(AgentSpec::Command(CommandSpec {
                 name: "claude".to_owned(),
@@ -161,24 +170,24 @@ protocol = "underscore"
             proxies: vec![
                 ProxySpec {
                     name: "context".to_owned(),
-                    launch: CommandSpec {
+                    launch: ProxyLaunch::Native(CommandSpec {
                         name: "context".to_owned(),
                         program: machine.path("exe/context-proxy"),
                         args: vec!["--file".to_owned(), "AGENTS.md".to_owned()],
                         env: vec![("K".to_owned(), "v".to_owned())],
                         cwd: Some(machine.path("conf")),
-                    },
+                    }),
                     protocol: ProxyProtocol::Rfd,
                 },
                 ProxySpec {
                     name: "guard".to_owned(),
-                    launch: CommandSpec {
+                    launch: ProxyLaunch::Native(CommandSpec {
                         name: "guard".to_owned(),
                         program: machine.path("bin/guard"),
                         args: Vec::new(),
                         env: Vec::new(),
                         cwd: None,
-                    },
+                    }),
                     protocol: ProxyProtocol::Underscore,
                 },
             ],
@@ -210,7 +219,10 @@ fn inline_and_dotted_tables_are_the_same_as_headers() {
          proxy = [{ name = \"g\", command = \"guard\" }]\n",
     );
     assert_eq!(config.conductor.mode, Mode::Proxy);
-    assert_eq!(config.proxies[0].launch.program, machine.path("bin/guard"));
+    assert_eq!(
+        native(&config.proxies[0]).program,
+        machine.path("bin/guard")
+    );
 }
 
 #[test]
@@ -446,9 +458,9 @@ fn relative_paths_resolve_against_the_config_directory() {
     );
     assert_eq!(agent.cwd, Some(machine.path("conf/../other/work")));
     assert!(agent.cwd.as_ref().unwrap().is_dir() && work.is_dir());
-    assert_eq!(config.proxies[0].launch.program, tool);
-    assert_eq!(config.proxies[1].launch.program, tool);
-    assert_eq!(config.proxies[1].launch.cwd, Some(machine.path("conf")));
+    assert_eq!(native(&config.proxies[0]).program, tool);
+    assert_eq!(native(&config.proxies[1]).program, tool);
+    assert_eq!(native(&config.proxies[1]).cwd, Some(machine.path("conf")));
 }
 
 #[test]
@@ -520,8 +532,8 @@ fn unknown_keys_suggest_the_intended_one() {
     let machine = Machine::new("unknown");
     let errors = machine.errors(
         "agnt = 1\n[conductor]\nmax_lines = 5\n[agent]\ncomand = \"npx\"\ncommand = \"npx\"\n\
-         [[proxy]]\nnmae = \"x\"\nname = \"p\"\ncommand = \"guard\"\nwasm = \"p.wasm\"\n\
-         [proxy.sandbox]\nmemory = \"1MiB\"\n",
+         [[proxy]]\nnmae = \"x\"\nname = \"p\"\ncommand = \"guard\"\nimage = \"p.wasm\"\n\
+         [proxy.jail]\nmemory = \"1MiB\"\n",
     );
     assert_eq!(
         errors,
@@ -530,8 +542,8 @@ fn unknown_keys_suggest_the_intended_one() {
             "3:1: unknown key `max_lines` in [conductor]; did you mean `max_line`?",
             "5:1: unknown key `comand` in [agent]; did you mean `command`?",
             "8:1: unknown key `nmae` in [[proxy]] \"p\"; did you mean `name`?",
-            "11:1: unknown key `wasm` in [[proxy]] \"p\"",
-            "12:8: unknown key `sandbox` in [[proxy]] \"p\"",
+            "11:1: unknown key `image` in [[proxy]] \"p\"",
+            "12:8: unknown key `jail` in [[proxy]] \"p\"",
         ]
     );
 }
@@ -606,7 +618,7 @@ fn required_keys_are_reported_at_their_table() {
         )),
         [
             "3:1: [[proxy]] #1 needs a `name`",
-            "5:1: [[proxy]] \"p\" needs a `command`",
+            "5:1: [[proxy]] \"p\" needs a `command` (a program to run) or `wasm` (a WebAssembly proxy)",
         ]
     );
 }
@@ -716,7 +728,7 @@ name = "ctx"
             "12:9: `args` items must be strings, found integer",
             "13:15: environment variable `UNSET_KEY` is not set (write `${UNSET_KEY:-default}` \
              to give a default)",
-            "15:1: [[proxy]] \"ctx\" needs a `command`",
+            "15:1: [[proxy]] \"ctx\" needs a `command` (a program to run) or `wasm` (a WebAssembly proxy)",
             "16:8: duplicate proxy name `ctx` (first used on line 2)",
         ]
     );

@@ -1,0 +1,299 @@
+//! Compiled WASM proxies kept on disk between runs, keyed by module hash and engine
+//! compatibility. Must not know proxies or sandboxes: it turns bytes into compiled code.
+//!
+//! Loading compiled code runs it without validation, so an entry is used only when it
+//! carries a MAC made with this cache's own secret key: an entry written by anything but a
+//! conductor using this directory, copied from elsewhere, truncated or bit-flipped is
+//! recompiled and overwritten. The directory and the key must belong to the conductor's
+//! user and be closed to everyone else, or the cache is not used at all.
+
+use std::fs::{self, File};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+use wasmtime::{Engine, Module};
+
+use crate::config::WasmKind;
+
+type Tag = Hmac<Sha256>;
+
+/// First bytes of every entry; bump the version when the layout changes.
+const MAGIC: &[u8; 16] = b"acp-wasm-cache\x00\x01";
+const TAG_BYTES: usize = 32;
+const KEY_BYTES: usize = 32;
+const KEY_FILE: &str = "key";
+
+/// Makes temporary names unique among this process's concurrent writers.
+static WRITES: AtomicUsize = AtomicUsize::new(0);
+
+/// Compiled code for one `.wasm` file.
+pub enum Compiled {
+    Module(Module),
+    Component(Component),
+}
+
+/// Where compiled code came from, for the log.
+#[derive(Debug)]
+pub enum Provenance {
+    /// Loaded from a valid cache entry: no compilation.
+    Cached,
+    /// Compiled now. `rejected` says why an existing entry was not used; `not_stored` why
+    /// the result could not be kept (no cache, unwritable directory).
+    Compiled {
+        rejected: Option<String>,
+        not_stored: Option<String>,
+    },
+}
+
+/// The on-disk cache; `None` directory means compile every time.
+#[derive(Debug, Clone)]
+pub struct CompileCache {
+    dir: Option<PathBuf>,
+}
+
+impl CompileCache {
+    /// Entries live in `<root>/wasm`.
+    pub fn new(root: Option<PathBuf>) -> Self {
+        Self {
+            dir: root.map(|root| root.join("wasm")),
+        }
+    }
+
+    /// Compiled code for `bytes`, from the cache when a valid entry exists, else compiled
+    /// (and stored for next time). Blocks for the length of a compilation: call it from a
+    /// blocking thread.
+    pub fn load(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        kind: WasmKind,
+    ) -> Result<(Compiled, Provenance), String> {
+        let store = self
+            .dir
+            .as_deref()
+            .map(|dir| Store::open(dir, engine, bytes));
+        let mut rejected = None;
+        if let Some(Ok(store)) = &store {
+            match store.read(engine, kind) {
+                Ok(Some(compiled)) => return Ok((compiled, Provenance::Cached)),
+                Ok(None) => {}
+                Err(reason) => rejected = Some(reason),
+            }
+        }
+        let compiled = compile(engine, bytes, kind)?;
+        let not_stored = match store {
+            None => Some("no cache directory is configured".to_owned()),
+            Some(Err(reason)) => Some(reason),
+            Some(Ok(store)) => store.write(&compiled).err(),
+        };
+        Ok((
+            compiled,
+            Provenance::Compiled {
+                rejected,
+                not_stored,
+            },
+        ))
+    }
+}
+
+fn compile(engine: &Engine, bytes: &[u8], kind: WasmKind) -> Result<Compiled, String> {
+    match kind {
+        WasmKind::Module => Module::from_binary(engine, bytes).map(Compiled::Module),
+        WasmKind::Component => Component::from_binary(engine, bytes).map(Compiled::Component),
+    }
+    .map_err(|e| format!("is not a valid {}: {e:#}", kind.describe()))
+}
+
+/// One entry's place in a usable cache directory.
+struct Store {
+    key: [u8; KEY_BYTES],
+    entry: PathBuf,
+    /// What the tag covers besides the payload: the source digest and the engine id.
+    context: Vec<u8>,
+}
+
+impl Store {
+    fn open(dir: &Path, engine: &Engine, bytes: &[u8]) -> Result<Store, String> {
+        private_dir(dir)?;
+        let key = secret_key(&dir.join(KEY_FILE))?;
+        let source: [u8; 32] = Sha256::digest(bytes).into();
+        let mut engine_hasher = DefaultHasher::new();
+        engine
+            .precompile_compatibility_hash()
+            .hash(&mut engine_hasher);
+        let engine_id = engine_hasher.finish();
+        let name = format!("{}-{engine_id:016x}.cwasm", hex(&source));
+        let mut context = source.to_vec();
+        context.extend_from_slice(&engine_id.to_le_bytes());
+        Ok(Store {
+            key,
+            entry: dir.join(name),
+            context,
+        })
+    }
+
+    fn tag(&self, payload: &[u8]) -> Tag {
+        let mut tag = Tag::new_from_slice(&self.key).expect("HMAC takes keys of any length");
+        tag.update(&self.context);
+        tag.update(payload);
+        tag
+    }
+
+    /// `Ok(None)`: no entry. `Err`: an entry that must not be used, and why.
+    fn read(&self, engine: &Engine, kind: WasmKind) -> Result<Option<Compiled>, String> {
+        let mut file = match File::open(&self.entry) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot open {}: {e}", self.entry.display())),
+        };
+        let metadata = file.metadata().map_err(|e| e.to_string())?;
+        private_file(&self.entry, &metadata)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+        file.read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read {}: {e}", self.entry.display()))?;
+        let header = MAGIC.len() + TAG_BYTES;
+        if bytes.len() < header || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(format!("{} is not a cache entry", self.entry.display()));
+        }
+        let (tag, payload) = bytes[MAGIC.len()..].split_at(TAG_BYTES);
+        self.tag(payload).verify_slice(tag).map_err(|_| {
+            format!(
+                "{} fails its integrity check (corrupt, or not written by this conductor)",
+                self.entry.display()
+            )
+        })?;
+        // SAFETY: the payload is bytes that `Module::serialize`/`Component::serialize` produced
+        // in a conductor holding this cache's secret key (the MAC proves it), for exactly
+        // this source and a compatible engine (both covered by the MAC); wasmtime checks
+        // the engine settings again while deserializing.
+        let compiled = unsafe {
+            match kind {
+                WasmKind::Module => Module::deserialize(engine, payload).map(Compiled::Module),
+                WasmKind::Component => {
+                    Component::deserialize(engine, payload).map(Compiled::Component)
+                }
+            }
+        };
+        compiled
+            .map(Some)
+            .map_err(|e| format!("{} cannot be loaded: {e}", self.entry.display()))
+    }
+
+    /// Writes the entry under a temporary name and renames it into place, so that a reader
+    /// never sees half an entry and concurrent writers of the same entry are harmless.
+    fn write(&self, compiled: &Compiled) -> Result<(), String> {
+        let payload = match compiled {
+            Compiled::Module(module) => module.serialize(),
+            Compiled::Component(component) => component.serialize(),
+        }
+        .map_err(|e| format!("cannot serialize the compiled code: {e}"))?;
+        let tag = self.tag(&payload).finalize().into_bytes();
+        let temporary = self.entry.with_extension(format!(
+            "{}.{}.tmp",
+            std::process::id(),
+            WRITES.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = (|| {
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&temporary)?;
+            file.write_all(MAGIC)?;
+            file.write_all(&tag)?;
+            file.write_all(&payload)?;
+            file.sync_data()?;
+            fs::rename(&temporary, &self.entry)
+        })();
+        written.map_err(|e| {
+            let _ = fs::remove_file(&temporary);
+            format!("cannot write {}: {e}", self.entry.display())
+        })
+    }
+}
+
+/// Creates `dir` (mode 0700) if needed and checks that only this user can write to it.
+fn private_dir(dir: &Path) -> Result<(), String> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create the cache directory {}: {e}", dir.display()))?;
+    let metadata = fs::metadata(dir).map_err(|e| e.to_string())?;
+    // SAFETY: geteuid cannot fail and has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if metadata.uid() != me {
+        return Err(format!(
+            "the cache directory {} belongs to another user",
+            dir.display()
+        ));
+    }
+    if metadata.permissions().mode() & 0o022 != 0 {
+        return Err(format!(
+            "the cache directory {} is writable by other users",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// A file this user owns that nobody else can write.
+fn private_file(path: &Path, metadata: &fs::Metadata) -> Result<(), String> {
+    // SAFETY: geteuid cannot fail and has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !metadata.is_file() || metadata.uid() != me || metadata.permissions().mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is not a private file of this user",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The cache's secret, created on first use from the system's random source.
+fn secret_key(path: &Path) -> Result<[u8; KEY_BYTES], String> {
+    let mut key = [0u8; KEY_BYTES];
+    match File::open(path) {
+        Ok(mut file) => {
+            let metadata = file.metadata().map_err(|e| e.to_string())?;
+            private_file(path, &metadata)?;
+            if metadata.permissions().mode() & 0o044 != 0 {
+                return Err(format!("{} is readable by other users", path.display()));
+            }
+            file.read_exact(&mut key)
+                .map_err(|e| format!("cannot read the cache key {}: {e}", path.display()))?;
+            Ok(key)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            File::open("/dev/urandom")
+                .and_then(|mut random| random.read_exact(&mut key))
+                .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+            let created = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+                .and_then(|mut file| file.write_all(&key).and_then(|()| file.sync_data()));
+            match created {
+                Ok(()) => Ok(key),
+                // Another conductor created it first: use theirs.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => secret_key(path),
+                Err(e) => Err(format!(
+                    "cannot create the cache key {}: {e}",
+                    path.display()
+                )),
+            }
+        }
+        Err(e) => Err(format!("cannot open the cache key {}: {e}", path.display())),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

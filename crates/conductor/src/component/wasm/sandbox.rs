@@ -1,0 +1,179 @@
+//! What a WASM guest can reach: its WASI context (stdio, arguments, variables, granted
+//! directories) and the host interfaces linked for it. Must not know how the guest is run.
+//!
+//! Everything not granted is absent rather than refused at run time where WASI allows it:
+//! a component importing `wasi:sockets` fails to load with a message naming the import.
+//! Files are different: the standard library of both targets imports the filesystem
+//! whether or not the proxy uses it, so the filesystem is linked with no directory unless
+//! `dirs` grants one, and an attempt to open a path fails in the guest at first use.
+
+use wasmtime::component::{Component, Linker as ComponentLinker, ResourceTable};
+use wasmtime::{Engine, Linker as ModuleLinker, Module};
+use wasmtime_wasi::cli::{WasiCli, WasiCliView};
+use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
+use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::p2::bindings;
+use wasmtime_wasi::random::WasiRandom;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_io::IoView;
+
+use super::limits::MemoryCap;
+use super::streams::{GuestStderr, GuestStdin, GuestStdout};
+use crate::config::{DirMode, WasmSpec};
+
+/// The most resources (streams, files, pollables) one component may hold at once; each
+/// costs host memory that the memory cap does not see.
+const MAX_RESOURCES: usize = 4096;
+
+/// What a guest sees of the conductor instead of a terminal.
+pub struct GuestIo {
+    pub stdin: GuestStdin,
+    pub stdout: GuestStdout,
+    pub stderr: GuestStderr,
+}
+
+/// The store data of one instance: its WASI state and its memory cap.
+pub struct GuestState<W> {
+    pub wasi: W,
+    pub memory: MemoryCap,
+}
+
+/// WASI 0.2 state: the context and the table of resources handed to the guest.
+pub struct ComponentWasi {
+    ctx: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for GuestState<ComponentWasi> {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi.ctx,
+            table: &mut self.wasi.table,
+        }
+    }
+}
+
+impl IoView for GuestState<ComponentWasi> {
+    fn table(&mut self) -> &mut ResourceTable {
+        &mut self.wasi.table
+    }
+}
+
+/// The WASI context granted by `spec`: stdio, `argv` = the proxy's name then `args`, the
+/// environment `spec.env`, the directories of `dirs`, and no network.
+fn context(spec: &WasmSpec, io: &GuestIo) -> Result<WasiCtxBuilder, String> {
+    let mut builder = WasiCtxBuilder::new();
+    builder
+        .stdin(io.stdin.clone())
+        .stdout(io.stdout.clone())
+        .stderr(io.stderr.clone())
+        .arg(&spec.name)
+        .args(&spec.args)
+        .envs(&spec.env)
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    for dir in &spec.sandbox.dirs {
+        let perms = match dir.mode {
+            DirMode::ReadOnly => FsPerms::ReadOnly,
+            DirMode::ReadWrite => FsPerms::ReadWrite,
+        };
+        builder
+            .preopened_dir(&dir.host, &dir.guest, perms)
+            .map_err(|e| format!("cannot open {} for the guest: {e}", dir.host.display()))?;
+    }
+    Ok(builder)
+}
+
+/// Store data and linker for a WASI preview 1 module.
+pub fn for_module(
+    engine: &Engine,
+    module: &Module,
+    spec: &WasmSpec,
+    io: &GuestIo,
+) -> Result<(GuestState<WasiP1Ctx>, ModuleLinker<GuestState<WasiP1Ctx>>), String> {
+    for import in module.imports() {
+        if import.module() != "wasi_snapshot_preview1" {
+            return Err(format!(
+                "imports `{}::{}`, which a WASM proxy cannot have: only WASI preview 1 \
+                 (`wasi_snapshot_preview1`) is provided",
+                import.module(),
+                import.name()
+            ));
+        }
+    }
+    let state = GuestState {
+        wasi: context(spec, io)?.build_p1(),
+        memory: MemoryCap::new(spec.sandbox.memory),
+    };
+    let mut linker = ModuleLinker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_async(&mut linker, |state: &mut GuestState<WasiP1Ctx>| {
+        &mut state.wasi
+    })
+    .map_err(|e| format!("cannot link WASI preview 1: {e}"))?;
+    Ok((state, linker))
+}
+
+/// Store data and linker for a WASI 0.2 component: `wasi:io`, `wasi:cli`, `wasi:clocks`,
+/// `wasi:random` and `wasi:filesystem` (with only the granted directories), never
+/// `wasi:sockets`.
+pub fn for_component(
+    engine: &Engine,
+    component: &Component,
+    spec: &WasmSpec,
+    io: &GuestIo,
+) -> Result<
+    (
+        GuestState<ComponentWasi>,
+        ComponentLinker<GuestState<ComponentWasi>>,
+    ),
+    String,
+> {
+    for (name, _) in component.component_type().imports(engine) {
+        if name.starts_with("wasi:sockets/") {
+            return Err(format!(
+                "imports `{name}`: a WASM proxy is never granted network access (it talks \
+                 only through stdin and stdout)"
+            ));
+        }
+    }
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(MAX_RESOURCES);
+    let state = GuestState {
+        wasi: ComponentWasi {
+            ctx: context(spec, io)?.build(),
+            table,
+        },
+        memory: MemoryCap::new(spec.sandbox.memory),
+    };
+    let mut linker = ComponentLinker::new(engine);
+    link_component_interfaces(&mut linker).map_err(|e| format!("cannot link WASI 0.2: {e}"))?;
+    Ok((state, linker))
+}
+
+fn link_component_interfaces(
+    linker: &mut ComponentLinker<GuestState<ComponentWasi>>,
+) -> wasmtime::Result<()> {
+    type T = GuestState<ComponentWasi>;
+    wasmtime_wasi_io::add_to_linker_async(linker)?;
+    let l = linker;
+    bindings::clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    bindings::clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    bindings::random::random::add_to_linker::<T, WasiRandom>(l, |t| t.wasi.ctx.random())?;
+    bindings::random::insecure::add_to_linker::<T, WasiRandom>(l, |t| t.wasi.ctx.random())?;
+    bindings::random::insecure_seed::add_to_linker::<T, WasiRandom>(l, |t| t.wasi.ctx.random())?;
+    bindings::cli::exit::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::environment::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::terminal_input::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::terminal_output::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    bindings::filesystem::preopens::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
+    bindings::filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
+    Ok(())
+}
