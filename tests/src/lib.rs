@@ -17,6 +17,7 @@ pub mod jsonrpc;
 pub mod processes;
 pub mod scenario;
 pub mod views;
+pub mod wasm;
 
 pub use binaries::Binaries;
 pub use chain::Chain;

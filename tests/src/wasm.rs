@@ -1,0 +1,311 @@
+//! WASM builds of the proxies for the e2e tests, and chains that run them: the builds come from
+//! a nested cargo into `target/wasm-fixtures`, compiled once per test run. Knows cargo and the
+//! config's `wasm` keys; knows nothing of the messages exchanged.
+//!
+//! The nested cargo uses its own target directory so it never waits on the lock of the
+//! `cargo test` that runs us; a file lock makes parallel test binaries build once. Compiled
+//! machine code is cached for every test in one shared `cache_dir`, warmed before the first
+//! test runs, because a debug conductor compiles a large module for tens of seconds.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::binaries::{Binaries, workspace_root};
+use crate::chain::{Chain, toml_array, toml_string};
+use crate::editor::Editor;
+
+/// The two WASI targets a proxy builds for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WasmTarget {
+    /// `wasm32-wasip1`: a core module.
+    P1,
+    /// `wasm32-wasip2`: a component.
+    P2,
+}
+
+impl WasmTarget {
+    pub const ALL: [WasmTarget; 2] = [WasmTarget::P1, WasmTarget::P2];
+
+    pub fn triple(self) -> &'static str {
+        match self {
+            WasmTarget::P1 => "wasm32-wasip1",
+            WasmTarget::P2 => "wasm32-wasip2",
+        }
+    }
+}
+
+/// The packages built for both targets, and their binaries.
+const PACKAGES: [&str; 3] = ["wasm-fixtures", "context-proxy", "tool-guard"];
+pub const PROBE: &str = "wasm-probe";
+pub const SOCKET: &str = "wasm-socket";
+pub const CONTEXT: &str = "acp-context-proxy";
+pub const GUARD: &str = "acp-tool-guard";
+const BINARIES: [&str; 4] = [PROBE, SOCKET, CONTEXT, GUARD];
+
+/// How long the first build and warm-up may take on a cold machine.
+const BUILD_PATIENCE: Duration = Duration::from_secs(900);
+
+/// `target/wasm-fixtures`.
+fn fixtures_dir() -> PathBuf {
+    workspace_root().join("target").join("wasm-fixtures")
+}
+
+/// The cache directory every test shares unless it needs a cache of its own.
+pub fn shared_cache_dir() -> PathBuf {
+    fixtures_dir().join("compile-cache")
+}
+
+/// The `.wasm` file of `binary` built for `target`, building (and warming the shared
+/// compile cache) on first use in this process.
+pub fn artifact(binaries: &Binaries, binary: &str, target: WasmTarget) -> PathBuf {
+    static READY: OnceLock<()> = OnceLock::new();
+    READY.get_or_init(|| build_and_warm(binaries));
+    artifact_path(binary, target)
+}
+
+fn artifact_path(binary: &str, target: WasmTarget) -> PathBuf {
+    fixtures_dir()
+        .join(target.triple())
+        .join("release")
+        .join(format!("{binary}.wasm"))
+}
+
+fn build_and_warm(binaries: &Binaries) {
+    let dir = fixtures_dir();
+    std::fs::create_dir_all(&dir).expect("create target/wasm-fixtures");
+    let lock = File::create(dir.join("build.lock")).expect("create the build lock");
+    lock.lock().expect("lock target/wasm-fixtures");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(workspace_root())
+        .args(["build", "--release", "--target-dir"])
+        .arg(&dir)
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .stdin(Stdio::null());
+    for target in WasmTarget::ALL {
+        command.args(["--target", target.triple()]);
+    }
+    for package in PACKAGES {
+        command.args(["-p", package]);
+    }
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cargo for the WASM builds: {e}"));
+    assert!(
+        output.status.success(),
+        "building the WASM fixtures failed ({}); is the target installed \
+         (`rustup target add wasm32-wasip1 wasm32-wasip2`)?\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    warm_shared_cache(binaries);
+    drop(lock);
+}
+
+/// Starts one conductor with every artifact as a proxy and waits until each was compiled
+/// into (or found in) the shared cache; the chain itself is never used.
+fn warm_shared_cache(binaries: &Binaries) {
+    let mut text = format!(
+        "[conductor]\ncache_dir = {}\n[agent]\nbuiltin = \"demo\"\n",
+        toml_string(&shared_cache_dir().display().to_string())
+    );
+    let mut expected = 0;
+    for target in WasmTarget::ALL {
+        for binary in BINARIES {
+            text.push_str(&format!(
+                "[[proxy]]\nname = \"{binary}-{}\"\nwasm = {}\n",
+                target.triple(),
+                toml_string(&artifact_path(binary, target).display().to_string())
+            ));
+            expected += 1;
+        }
+    }
+    let dir = fixtures_dir();
+    let config = dir.join("warm.toml");
+    std::fs::write(&config, text).expect("write the warm-up config");
+    let mut conductor = Command::new(&binaries.conductor)
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("ACP_CONDUCTOR_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the conductor to warm the compile cache");
+    let stderr = conductor.stderr.take().expect("piped stderr");
+    let deadline = Instant::now() + BUILD_PATIENCE;
+    let mut loaded = 0;
+    let mut log = String::new();
+    for line in BufReader::new(stderr).lines() {
+        let Ok(line) = line else { break };
+        if line.contains("compiled the WASI") || line.contains("from the compile cache") {
+            loaded += 1;
+        }
+        log.push_str(&line);
+        log.push('\n');
+        if loaded == expected || Instant::now() > deadline {
+            break;
+        }
+    }
+    let _ = conductor.kill();
+    let _ = conductor.wait();
+    assert_eq!(
+        loaded, expected,
+        "the warm-up conductor did not load every WASM fixture:\n{log}"
+    );
+}
+
+/// A `[[proxy]]` entry of a [`WasmChain`].
+#[derive(Debug, Clone)]
+pub struct ProxyEntry {
+    pub name: String,
+    pub launch: Launch,
+    pub args: Vec<String>,
+    /// `env` values (explicit variables).
+    pub env: Vec<(String, String)>,
+    /// `[proxy.sandbox]` keys with their values as TOML text.
+    pub sandbox: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Launch {
+    Command(PathBuf),
+    Wasm(PathBuf),
+}
+
+impl ProxyEntry {
+    pub fn args(&mut self, args: &[&str]) -> &mut Self {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// Sets a `[proxy.sandbox]` key; `value` is TOML text.
+    pub fn sandbox(&mut self, key: &str, value: &str) -> &mut Self {
+        self.sandbox.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// Grants `host` at `guest` in `mode` ("ro" or "rw").
+    pub fn grant_dir(&mut self, host: &Path, guest: &str, mode: &str) -> &mut Self {
+        let item = format!(
+            "{{ host = {}, guest = {}, mode = {} }}",
+            toml_string(&host.display().to_string()),
+            toml_string(guest),
+            toml_string(mode)
+        );
+        match self.sandbox.iter_mut().find(|(key, _)| key == "dirs") {
+            Some((_, dirs)) => {
+                dirs.pop();
+                dirs.push_str(&format!(", {item}]"));
+            }
+            None => self.sandbox.push(("dirs".to_string(), format!("[{item}]"))),
+        }
+        self
+    }
+}
+
+/// A [`Chain`] (directory, agent, `[conductor]` settings) whose proxies may be WASM. The
+/// chain's own proxy list is not used.
+pub struct WasmChain {
+    pub chain: Chain,
+    pub proxies: Vec<ProxyEntry>,
+}
+
+impl WasmChain {
+    /// Compiled code goes to the shared cache unless `cache_dir` is set on `chain`.
+    pub fn new(mut chain: Chain) -> Self {
+        if !chain.conductor.iter().any(|(key, _)| key == "cache_dir") {
+            chain.conductor_setting(
+                "cache_dir",
+                &toml_string(&shared_cache_dir().display().to_string()),
+            );
+        }
+        Self {
+            chain,
+            proxies: Vec::new(),
+        }
+    }
+
+    pub fn add_wasm(&mut self, name: &str, wasm: &Path) -> &mut ProxyEntry {
+        self.add(name, Launch::Wasm(wasm.to_path_buf()))
+    }
+
+    pub fn add_native(&mut self, name: &str, command: &Path) -> &mut ProxyEntry {
+        self.add(name, Launch::Command(command.to_path_buf()))
+    }
+
+    fn add(&mut self, name: &str, launch: Launch) -> &mut ProxyEntry {
+        self.proxies.push(ProxyEntry {
+            name: name.to_string(),
+            launch,
+            args: Vec::new(),
+            env: Vec::new(),
+            sandbox: Vec::new(),
+        });
+        self.proxies.last_mut().expect("just pushed")
+    }
+
+    pub fn config_text(&self) -> String {
+        let mut text = self.chain.config_text();
+        for proxy in &self.proxies {
+            text.push_str(&format!("[[proxy]]\nname = {}\n", toml_string(&proxy.name)));
+            let (key, path) = match &proxy.launch {
+                Launch::Command(path) => ("command", path),
+                Launch::Wasm(path) => ("wasm", path),
+            };
+            text.push_str(&format!(
+                "{key} = {}\nargs = {}\n",
+                toml_string(&path.display().to_string()),
+                toml_array(&proxy.args)
+            ));
+            if !proxy.env.is_empty() {
+                let pairs: Vec<String> = proxy
+                    .env
+                    .iter()
+                    .map(|(name, value)| format!("{name} = {}", toml_string(value)))
+                    .collect();
+                text.push_str(&format!("env = {{ {} }}\n", pairs.join(", ")));
+            }
+            if !proxy.sandbox.is_empty() {
+                text.push_str("[proxy.sandbox]\n");
+                for (key, value) in &proxy.sandbox {
+                    text.push_str(&format!("{key} = {value}\n"));
+                }
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    pub fn write_config(&self) -> PathBuf {
+        let path = self.chain.config_path();
+        std::fs::write(&path, self.config_text()).expect("write conductor.toml");
+        path
+    }
+
+    /// Writes the config and starts the conductor as an editor would, with debug logs.
+    pub fn launch(&self) -> Editor {
+        self.launch_with_env(&[])
+    }
+
+    /// Like [`WasmChain::launch`], with more variables in the conductor's environment.
+    pub fn launch_with_env(&self, envs: &[(&str, &str)]) -> Editor {
+        let config = self.write_config();
+        let mut all = vec![("ACP_CONDUCTOR_LOG", "debug")];
+        all.extend_from_slice(envs);
+        Editor::launch(
+            &self.chain.binaries.conductor,
+            &[
+                "run".to_string(),
+                "--config".to_string(),
+                config.display().to_string(),
+            ],
+            &all,
+        )
+    }
+}
