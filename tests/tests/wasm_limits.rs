@@ -1,0 +1,123 @@
+//! The limits of a WASM proxy: an endless loop is interrupted after `message_timeout` while a
+//! neighbouring WASM proxy keeps answering within milliseconds; an allocation bomb stops at the
+//! memory cap and the conductor's own memory stays bounded. Each failure names the proxy.
+
+use std::time::{Duration, Instant};
+
+use acp_conductor_tests::binaries;
+use acp_conductor_tests::chain::Chain;
+use acp_conductor_tests::editor::Editor;
+use acp_conductor_tests::wasm::{self, PROBE, WasmChain, WasmTarget};
+use serde_json::{Value, json};
+
+/// editor → `near` (WASM probe) → `far` (WASM probe, limited by `sandbox`) → test-agent.
+fn two_probes(label: &str, target: WasmTarget, sandbox: &[(&str, &str)]) -> (WasmChain, Editor) {
+    let binaries = binaries!();
+    let probe = wasm::artifact(&binaries, PROBE, target);
+    let mut chain = WasmChain::new(Chain::new(
+        &binaries,
+        &format!("{label}-{}", target.triple()),
+    ));
+    chain.add_wasm("near", &probe).args(&["--name", "near"]);
+    let far = chain.add_wasm("far", &probe);
+    far.args(&["--name", "far"]);
+    for (key, value) in sandbox {
+        far.sandbox(key, value);
+    }
+    let mut editor = chain.launch();
+    editor.initialize();
+    (chain, editor)
+}
+
+/// `{"code": -32001, "message": "proxy `far` <reason>", "data": {...}}` with that reason.
+fn assert_failed_with(error: &Value, reason: &str) {
+    assert_eq!(error["code"], -32001, "{error}");
+    assert_eq!(error["message"], format!("proxy `far` {reason}"), "{error}");
+    assert_eq!(error["data"]["component"], "far", "{error}");
+    assert_eq!(error["data"]["reason"], reason, "{error}");
+}
+
+fn endless_loop(target: WasmTarget) {
+    let (_chain, mut editor) = two_probes("limits-spin", target, &[("message_timeout", "\"2s\"")]);
+    let started = Instant::now();
+    let spin = editor.start_request("probe/spin", json!({ "target": "far" }));
+    let mut round_trips = Vec::new();
+    while started.elapsed() < Duration::from_millis(1500) {
+        let sent = Instant::now();
+        let pong = editor.request("probe/ping", json!({ "target": "near" }));
+        round_trips.push(sent.elapsed());
+        assert_eq!(pong.result(), &json!({ "pong": "near" }));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let slowest = round_trips.iter().max().expect("at least one round trip");
+    assert!(
+        *slowest < Duration::from_millis(50),
+        "the neighbour's round trips must stay fast while `far` spins: slowest {slowest:?} of {}",
+        round_trips.len()
+    );
+    let answer = editor.finish_request(&spin, acp_conductor_tests::editor::refuse);
+    let interrupted_after = started.elapsed();
+    assert_failed_with(
+        answer.error(),
+        "was interrupted after computing for 2s without reading input",
+    );
+    assert!(
+        interrupted_after >= Duration::from_secs(2) && interrupted_after < Duration::from_secs(4),
+        "interrupted after {interrupted_after:?}"
+    );
+    // As for a crashed native proxy: the chain is down and the conductor exits 1.
+    assert_eq!(editor.wait_exit().code(), Some(1));
+}
+
+#[test]
+fn a_wasip1_endless_loop_is_interrupted_while_its_neighbour_keeps_answering() {
+    endless_loop(WasmTarget::P1);
+}
+
+#[test]
+fn a_wasip2_endless_loop_is_interrupted_while_its_neighbour_keeps_answering() {
+    endless_loop(WasmTarget::P2);
+}
+
+/// The conductor's resident set and its peak, in KiB, from /proc.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {status}"))
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn allocation_bomb(target: WasmTarget, cap: Option<&str>, reason: &str) {
+    let sandbox: Vec<(&str, &str)> = cap.map(|cap| ("memory", cap)).into_iter().collect();
+    let (_chain, mut editor) = two_probes("limits-alloc", target, &sandbox);
+    let (before, _) = memory_kib(editor.pid());
+    let answer = editor.request("probe/allocate", json!({ "target": "far" }));
+    assert_failed_with(answer.error(), reason);
+    let (_, peak) = memory_kib(editor.pid());
+    // The guest may fill its cap (64 MiB by default); the conductor adds nothing per byte.
+    let grown_mib = peak.saturating_sub(before) / 1024;
+    assert!(
+        grown_mib < 64 + 32,
+        "the conductor grew by {grown_mib} MiB (from {before} KiB to a peak of {peak} KiB)"
+    );
+}
+
+#[test]
+fn a_wasip1_allocation_bomb_stops_at_the_default_cap() {
+    allocation_bomb(WasmTarget::P1, None, "exceeded its memory limit of 64 MiB");
+}
+
+#[test]
+fn a_wasip2_allocation_bomb_stops_at_a_configured_cap() {
+    allocation_bomb(
+        WasmTarget::P2,
+        Some("\"24MiB\""),
+        "exceeded its memory limit of 24 MiB",
+    );
+}
