@@ -17,6 +17,8 @@ mod test_support;
 #[cfg(test)]
 mod tests;
 mod wasm_file;
+#[cfg(test)]
+mod wasm_tests;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
