@@ -16,7 +16,7 @@ mod streams;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
 use super::stderr_tail::StderrTail;
 use super::{Lifecycle, Running, Wiring};
@@ -64,30 +64,39 @@ pub fn spawn(spec: &WasmSpec, host: &WasmHost, wiring: Wiring) -> Result<Running
 
     let (outbox, outbox_rx) = Outbox::new(wiring.queue_limit);
     let gate = Arc::new(ReadGate::default());
-    tokio::spawn(transport::write_async(
+    let writer = transport::write_async(
         wiring.link,
         host_stdin,
         outbox_rx,
         wiring.events.clone(),
         wiring.write_timeout,
-    ));
-    tokio::spawn(transport::read_async(
-        wiring.link,
-        host_stdout,
-        wiring.events.clone(),
-        gate.clone(),
-        wiring.max_line,
-    ));
+    );
+    let (read_all_tx, read_all) = oneshot::channel::<()>();
+    let reader = {
+        let read = transport::read_async(
+            wiring.link,
+            host_stdout,
+            wiring.events.clone(),
+            gate.clone(),
+            wiring.max_line,
+        );
+        async move {
+            read.await;
+            let _ = read_all_tx.send(());
+        }
+    };
     let (stopped_tx, stopped) = watch::channel(false);
     let spec = spec.clone();
     let cache = host.cache.clone();
-    tokio::spawn(async move {
+    let guest = async move {
         let (stdin, stdout, stderr) = (io.stdin.clone(), io.stdout.clone(), io.stderr.clone());
         let reason = instance::run(&spec, engine, cache, io, clock).await;
         // Whatever the guest left in its stdout is still read; what was on its way in is not.
         stdout.close();
         stdin.close();
         stderr.finish();
+        // Its last messages reach the router before the news that it is gone.
+        let _ = read_all.await;
         tracing::debug!(component = %wiring.name, %reason, "stopped");
         let _ = wiring
             .events
@@ -97,6 +106,14 @@ pub fn spawn(spec: &WasmSpec, host: &WasmHost, wiring: Wiring) -> Result<Running
                 stderr_tail: tail.lines(),
             })
             .await;
+    };
+    // Three tasks, as for a child process: measured, a guest sharing its task with the
+    // writer of its stdin costs more per message (each wake resumes the guest) than the
+    // hand-off between tasks saves.
+    tokio::spawn(writer);
+    tokio::spawn(reader);
+    tokio::spawn(async move {
+        guest.await;
         let _ = stopped_tx.send(true);
     });
     Ok(Running {

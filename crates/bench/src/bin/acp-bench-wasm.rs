@@ -1,0 +1,363 @@
+//! `acp-bench-wasm`: what running a proxy as WASM costs. Per-hop latency and streaming
+//! throughput through 1 and 3 pass-through proxies, native and as wasip1/wasip2 WASM (one
+//! source, `wasm-pass` of `tests/wasm-fixtures`), and cold and warm start of 3 WASM proxies.
+//!
+//! Expects release builds: `acp-conductor`, `bench-agent` and `wasm-pass` in `target/release`,
+//! and `wasm-pass.wasm` for both targets under `target/wasm-fixtures` (see docs/performance.md).
+//! Prints markdown to stdout, progress to stderr. `--quick` uses tiny counts.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use acp_bench::chain_config::toml_string;
+use acp_bench::messages::{self, StreamSpec};
+use acp_bench::peer::{BenchError, Launch, Peer, Result};
+use acp_bench::stats::{LatencySummary, Throughput};
+
+/// How each proxy of a chain runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Build {
+    Native,
+    WasiP1,
+    WasiP2,
+}
+
+impl Build {
+    fn label(self) -> &'static str {
+        match self {
+            Build::Native => "native",
+            Build::WasiP1 => "WASM (wasip1 module)",
+            Build::WasiP2 => "WASM (wasip2 component)",
+        }
+    }
+}
+
+struct Counts {
+    round_trips: usize,
+    warmup: usize,
+    stream_prompts: usize,
+    warm_starts: usize,
+    cold_starts: usize,
+    time_limit: Duration,
+}
+
+const FULL: Counts = Counts {
+    round_trips: 20_000,
+    warmup: 2_000,
+    stream_prompts: 1_000,
+    warm_starts: 20,
+    cold_starts: 3,
+    time_limit: Duration::from_secs(6),
+};
+
+const QUICK: Counts = Counts {
+    round_trips: 200,
+    warmup: 20,
+    stream_prompts: 10,
+    warm_starts: 2,
+    cold_starts: 1,
+    time_limit: Duration::from_secs(2),
+};
+
+/// Updates per streamed prompt and bytes of text in each.
+const STREAM: StreamSpec = StreamSpec {
+    updates: 100,
+    bytes: 100,
+};
+
+struct Programs {
+    conductor: PathBuf,
+    agent: PathBuf,
+    native_proxy: PathBuf,
+    wasip1_proxy: PathBuf,
+    wasip2_proxy: PathBuf,
+    scratch: PathBuf,
+}
+
+impl Programs {
+    fn locate(scratch: PathBuf) -> Result<Programs> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let release = root.join("target/release");
+        let wasm = |triple: &str| {
+            root.join("target/wasm-fixtures")
+                .join(triple)
+                .join("release/wasm-pass.wasm")
+        };
+        let programs = Programs {
+            conductor: release.join("acp-conductor"),
+            agent: release.join("bench-agent"),
+            native_proxy: release.join("wasm-pass"),
+            wasip1_proxy: wasm("wasm32-wasip1"),
+            wasip2_proxy: wasm("wasm32-wasip2"),
+            scratch,
+        };
+        for path in [
+            &programs.conductor,
+            &programs.agent,
+            &programs.native_proxy,
+            &programs.wasip1_proxy,
+            &programs.wasip2_proxy,
+        ] {
+            if !path.is_file() {
+                return Err(BenchError(format!(
+                    "{} is missing: see docs/performance.md for the build commands",
+                    path.display()
+                )));
+            }
+        }
+        Ok(programs)
+    }
+
+    /// A chain of `proxies` pass-through proxies built as `build`, compiled code cached in
+    /// `cache`.
+    fn launch(&self, build: Build, proxies: usize, cache: &Path, label: &str) -> Result<Launch> {
+        let mut text = format!(
+            "[conductor]\ncache_dir = {}\n[agent]\nname = \"bench-agent\"\ncommand = {}\n",
+            toml_string(&cache.to_string_lossy()),
+            toml_string(&self.agent.to_string_lossy())
+        );
+        for index in 1..=proxies {
+            let (key, path) = match build {
+                Build::Native => ("command", &self.native_proxy),
+                Build::WasiP1 => ("wasm", &self.wasip1_proxy),
+                Build::WasiP2 => ("wasm", &self.wasip2_proxy),
+            };
+            text.push_str(&format!(
+                "[[proxy]]\nname = \"pass-{index}\"\n{key} = {}\n",
+                toml_string(&path.to_string_lossy())
+            ));
+        }
+        let config = self.scratch.join(format!("{label}.toml"));
+        std::fs::write(&config, text)?;
+        Ok(Launch {
+            program: self.conductor.clone(),
+            args: vec![
+                "run".to_owned(),
+                "--config".to_owned(),
+                config.to_string_lossy().into_owned(),
+            ],
+            stderr_log: self.scratch.join(format!("{label}.stderr")),
+        })
+    }
+}
+
+/// Round-trip latency of a one-word prompt and streaming throughput through one chain.
+struct ChainFigures {
+    build: Build,
+    proxies: usize,
+    small: LatencySummary,
+    streaming: Throughput,
+}
+
+fn measure_chain(
+    launch: &Launch,
+    counts: &Counts,
+    cwd: &Path,
+) -> Result<(LatencySummary, Throughput)> {
+    let mut peer = Peer::spawn(launch)?;
+    peer.call(
+        messages::INITIALIZE_METHOD,
+        messages::INITIALIZE_PARAMS.as_bytes(),
+    )?;
+    let reply = peer.call_for_result(
+        "session/new",
+        &messages::new_session_params(&cwd.to_string_lossy()),
+    )?;
+    let result = reply.result.unwrap_or_default();
+    let session = messages::session_id_of(&result)
+        .ok_or_else(|| BenchError(format!("session/new answered {result}")))?;
+
+    let small = messages::prompt_params(&session, "hello");
+    for _ in 0..counts.warmup {
+        peer.call("session/prompt", &small)?;
+    }
+    let mut samples = Vec::with_capacity(counts.round_trips);
+    let began = Instant::now();
+    for _ in 0..counts.round_trips {
+        let start = Instant::now();
+        peer.call("session/prompt", &small)?;
+        samples.push(start.elapsed());
+        if began.elapsed() > counts.time_limit {
+            break;
+        }
+    }
+    let small = LatencySummary::of(samples).expect("at least one round trip");
+
+    let stream = messages::prompt_params(&session, &messages::stream_command(STREAM));
+    for _ in 0..counts.warmup / 100 {
+        peer.call("session/prompt", &stream)?;
+    }
+    let mut received = 0;
+    let began = Instant::now();
+    for _ in 0..counts.stream_prompts {
+        let reply = peer.call("session/prompt", &stream)?;
+        if reply.updates != u64::from(STREAM.updates) {
+            return Err(BenchError(format!(
+                "a prompt brought {} updates",
+                reply.updates
+            )));
+        }
+        received += reply.updates + 1;
+        if began.elapsed() > counts.time_limit {
+            break;
+        }
+    }
+    let streaming = Throughput {
+        messages: received,
+        elapsed: began.elapsed(),
+    };
+    let status = peer.close()?;
+    if !status.success() {
+        return Err(BenchError(format!("the conductor exited with {status}")));
+    }
+    Ok((small, streaming))
+}
+
+/// From spawning the conductor to its `InitializeResponse`, `starts` times; with `fresh_cache`
+/// each start gets an empty cache directory (so every proxy is compiled).
+fn start_times(
+    programs: &Programs,
+    build: Build,
+    starts: usize,
+    fresh_cache: bool,
+) -> Result<LatencySummary> {
+    let shared = programs.scratch.join("start-cache");
+    let mut times = Vec::with_capacity(starts);
+    for start in 0..starts {
+        let cache = if fresh_cache {
+            programs.scratch.join(format!("cold-cache-{start}"))
+        } else {
+            shared.clone()
+        };
+        let launch = programs.launch(build, 3, &cache, "start")?;
+        if !fresh_cache && start == 0 {
+            // Fill the cache once, untimed.
+            let mut peer = Peer::spawn(&launch)?;
+            peer.call(
+                messages::INITIALIZE_METHOD,
+                messages::INITIALIZE_PARAMS.as_bytes(),
+            )?;
+            peer.close()?;
+        }
+        let began = Instant::now();
+        let mut peer = Peer::spawn(&launch)?;
+        peer.call(
+            messages::INITIALIZE_METHOD,
+            messages::INITIALIZE_PARAMS.as_bytes(),
+        )?;
+        times.push(began.elapsed());
+        peer.close()?;
+    }
+    Ok(LatencySummary::of(times).expect("at least one start"))
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn millis(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let counts = match args.as_slice() {
+        [] => &FULL,
+        [quick] if quick == "--quick" => &QUICK,
+        _ => {
+            eprintln!("usage: acp-bench-wasm [--quick]");
+            return ExitCode::from(2);
+        }
+    };
+    match run(counts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("acp-bench-wasm: {}", e.0);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(counts: &Counts) -> Result<()> {
+    let scratch = std::env::temp_dir().join(format!("acp-bench-wasm-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let programs = Programs::locate(scratch.clone())?;
+    let cache = scratch.join("cache");
+
+    let mut chains = Vec::new();
+    let mut plan = vec![(Build::Native, 0)];
+    for build in [Build::Native, Build::WasiP1, Build::WasiP2] {
+        plan.extend([(build, 1), (build, 3)]);
+    }
+    for (build, proxies) in plan {
+        eprint!("acp-bench-wasm: {} x{proxies} ... ", build.label());
+        let label = format!("{build:?}-{proxies}");
+        let launch = programs.launch(build, proxies, &cache, &label)?;
+        let (small, streaming) = measure_chain(&launch, counts, &scratch)?;
+        eprintln!("p50 {}", micros(small.p50));
+        chains.push(ChainFigures {
+            build,
+            proxies,
+            small,
+            streaming,
+        });
+    }
+    eprint!("acp-bench-wasm: start times ... ");
+    let mut starts = Vec::new();
+    for build in [Build::WasiP1, Build::WasiP2] {
+        let cold = start_times(&programs, build, counts.cold_starts, true)?;
+        let warm = start_times(&programs, build, counts.warm_starts, false)?;
+        starts.push((build, cold, warm));
+    }
+    let native_start = start_times(&programs, Build::Native, counts.warm_starts, false)?;
+    eprintln!("done");
+
+    let baseline = chains[0].small.p50;
+    println!(
+        "| proxies | round trip p50 | p99 | added per proxy hop (p50) | streaming, messages/s |"
+    );
+    println!("|---|---|---|---|---|");
+    for chain in &chains {
+        let per_hop = if chain.proxies == 0 {
+            "".to_owned()
+        } else {
+            micros(chain.small.p50.saturating_sub(baseline) / chain.proxies as u32)
+        };
+        let who = if chain.proxies == 0 {
+            "none".to_owned()
+        } else {
+            format!("{} × {}", chain.proxies, chain.build.label())
+        };
+        println!(
+            "| {who} | {} | {} | {per_hop} | {:.0} |",
+            micros(chain.small.p50),
+            micros(chain.small.p99),
+            chain.streaming.per_second()
+        );
+    }
+    println!();
+    println!("| 3 proxies | start to `initialize` response, p50 | samples |");
+    println!("|---|---|---|");
+    println!(
+        "| native (processes) | {} | {} |",
+        millis(native_start.p50),
+        native_start.samples
+    );
+    for (build, cold, warm) in &starts {
+        println!(
+            "| {}, cold (compiling) | {} | {} |",
+            build.label(),
+            millis(cold.p50),
+            cold.samples
+        );
+        println!(
+            "| {}, warm (compile cache) | {} | {} |",
+            build.label(),
+            millis(warm.p50),
+            warm.samples
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}

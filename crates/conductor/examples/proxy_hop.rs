@@ -1,0 +1,140 @@
+//! `proxy_hop`: the time one proxy adds to a request and its response, without the router:
+//! the conductor's own link to the proxy (outbox, writer task, the proxy, reader task) driven
+//! directly, for a native child and for the same proxy as WASM.
+//!
+//! `cargo run --release -p acp-conductor --example proxy_hop -- NATIVE_PROXY WASM_PROXY...`
+//! where the proxies pass everything through (e.g. `wasm-pass` of `tests/wasm-fixtures`).
+//! Prints one markdown row per proxy; see docs/performance.md.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use acp_conductor::component::{Running, Wiring, native, wasm};
+use acp_conductor::config::{CommandSpec, Sandbox, WasmSpec};
+use acp_conductor::event::{Event, ReadEvent};
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+const WARMUP: usize = 2_000;
+const ROUND_TRIPS: usize = 20_000;
+
+fn main() {
+    let paths: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
+    if paths.is_empty() {
+        eprintln!("usage: proxy_hop PROXY...  (a native executable or a .wasm file each)");
+        std::process::exit(2);
+    }
+    // `HOP_CURRENT_THREAD=1` runs everything on one thread: the cost of the proxy itself,
+    // without the wake-ups between threads that the conductor's runtime adds.
+    let runtime = if std::env::var_os("HOP_CURRENT_THREAD").is_some() {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(2);
+        b
+    }
+    .enable_all()
+    .build()
+    .expect("tokio runtime");
+    println!("| proxy | request and response through it, p50 | p99 |");
+    println!("|---|---|---|");
+    for path in paths {
+        let (p50, p99) = runtime.block_on(measure(path.clone()));
+        println!(
+            "| {} | {:.1} µs | {:.1} µs |",
+            path.file_name().unwrap().to_string_lossy(),
+            p50.as_secs_f64() * 1e6,
+            p99.as_secs_f64() * 1e6
+        );
+    }
+}
+
+async fn measure(path: PathBuf) -> (Duration, Duration) {
+    let (events, mut received) = mpsc::channel(1024);
+    let wiring = Wiring {
+        link: 1,
+        name: "proxy".to_owned(),
+        events,
+        max_line: 64 << 20,
+        queue_limit: 16 << 20,
+        write_timeout: Duration::from_secs(30),
+    };
+    let running: Running = if path.extension().is_some_and(|e| e == "wasm") {
+        let cache = std::env::temp_dir().join("acp-proxy-hop-cache");
+        let spec = WasmSpec {
+            name: "proxy".to_owned(),
+            module: path,
+            args: Vec::new(),
+            env: Vec::new(),
+            sandbox: Sandbox::default(),
+        };
+        wasm::spawn(&spec, &wasm::WasmHost::new(Some(cache)), wiring).expect("start")
+    } else {
+        let spec = CommandSpec {
+            name: "proxy".to_owned(),
+            program: path,
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+        };
+        native::spawn(&spec, wiring).expect("start")
+    };
+    let mut next_frame = async || match received.recv().await.expect("the proxy is running") {
+        Event::Read {
+            event: ReadEvent::Frames(mut frames),
+            ..
+        } => {
+            assert_eq!(frames.len(), 1, "one message at a time");
+            frames.pop().expect("one frame")
+        }
+        other => panic!("unexpected {other:?}"),
+    };
+    let send = |text: String| {
+        running.outbox.send(Bytes::from(text));
+    };
+    // The proxy forwards `initialize` to its successor (us) and our answer back.
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}"#
+            .to_owned(),
+    );
+    let forwarded = next_frame().await;
+    let own_id = id_of(&forwarded);
+    send(format!(
+        r#"{{"jsonrpc":"2.0","id":{own_id},"result":{{"protocolVersion":1}}}}"#
+    ));
+    next_frame().await;
+
+    let mut samples = Vec::with_capacity(ROUND_TRIPS);
+    for i in 0..WARMUP + ROUND_TRIPS {
+        let start = Instant::now();
+        send(format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"session/prompt","params":{{"sessionId":"s","prompt":[{{"type":"text","text":"hello"}}]}}}}"#,
+            i + 2
+        ));
+        let forwarded = next_frame().await;
+        let own_id = id_of(&forwarded);
+        send(format!(
+            r#"{{"jsonrpc":"2.0","id":{own_id},"result":{{"stopReason":"end_turn"}}}}"#
+        ));
+        next_frame().await;
+        if i >= WARMUP {
+            samples.push(start.elapsed());
+        }
+    }
+    drop(running);
+    samples.sort_unstable();
+    (
+        samples[samples.len() / 2],
+        samples[samples.len() * 99 / 100],
+    )
+}
+
+/// The `id` of a request the proxy sent (its own numbering).
+fn id_of(frame: &[u8]) -> String {
+    let text = std::str::from_utf8(frame).expect("UTF-8");
+    let start = text.find("\"id\":").expect("an id") + 5;
+    text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect()
+}
