@@ -132,3 +132,21 @@ fn a_cache_directory_others_can_write_is_not_used() {
         assert!(stderr.contains(COMPILED), "{stderr}");
     }
 }
+
+#[test]
+fn proxies_running_the_same_file_share_one_compilation() {
+    let binaries = binaries!();
+    let socket = wasm::artifact(&binaries, SOCKET, WasmTarget::P1);
+    let mut chain = Chain::new(&binaries, "cache-shared");
+    let cache = chain.dir.join("cache");
+    chain.conductor_setting("cache_dir", &toml_string(&cache.display().to_string()));
+    let mut chain = WasmChain::new(chain);
+    chain.add_wasm("first", &socket);
+    chain.add_wasm("second", &socket);
+    let mut editor = chain.launch();
+    editor.wait_for_stderr("shares the code of the WASI preview 1 module another proxy loaded");
+    editor.close_stdin();
+    editor.wait_exit();
+    let stderr = editor.stderr();
+    assert_eq!(stderr.matches(COMPILED).count(), 1, "{stderr}");
+}

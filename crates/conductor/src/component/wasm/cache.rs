@@ -7,12 +7,14 @@
 //! recompiled and overwritten. The directory and the key must belong to the conductor's
 //! user and be closed to everyone else, or the cache is not used at all.
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -33,6 +35,7 @@ const KEY_FILE: &str = "key";
 static WRITES: AtomicUsize = AtomicUsize::new(0);
 
 /// Compiled code for one `.wasm` file.
+#[derive(Clone)]
 pub enum Compiled {
     Module(Module),
     Component(Component),
@@ -41,6 +44,8 @@ pub enum Compiled {
 /// Where compiled code came from, for the log.
 #[derive(Debug)]
 pub enum Provenance {
+    /// Another proxy of this run uses the same file: its code is shared, not loaded again.
+    Shared,
     /// Loaded from a valid cache entry: no compilation.
     Cached,
     /// Compiled now. `rejected` says why an existing entry was not used; `not_stored` why
@@ -51,10 +56,24 @@ pub enum Provenance {
     },
 }
 
-/// The on-disk cache; `None` directory means compile every time.
-#[derive(Debug, Clone)]
+/// Code already loaded in this run, by SHA-256 of the `.wasm` file. A cell is filled by the
+/// first proxy to need it while the others with the same file wait for it.
+type Loaded = HashMap<[u8; 32], Arc<OnceLock<Result<Compiled, String>>>>;
+
+/// The on-disk cache, and the code this run has loaded; `None` directory means compile
+/// every time the run needs a module it has not loaded yet.
+#[derive(Clone)]
 pub struct CompileCache {
     dir: Option<PathBuf>,
+    loaded: Arc<Mutex<Loaded>>,
+}
+
+impl std::fmt::Debug for CompileCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompileCache")
+            .field("dir", &self.dir)
+            .finish()
+    }
 }
 
 impl CompileCache {
@@ -62,22 +81,47 @@ impl CompileCache {
     pub fn new(root: Option<PathBuf>) -> Self {
         Self {
             dir: root.map(|root| root.join("wasm")),
+            loaded: Arc::default(),
         }
     }
 
-    /// Compiled code for `bytes`, from the cache when a valid entry exists, else compiled
-    /// (and stored for next time). Blocks for the length of a compilation: call it from a
-    /// blocking thread.
+    /// Compiled code for `bytes`: shared with another proxy of this run using the same file,
+    /// else from the disk cache when a valid entry exists, else compiled (and stored for next
+    /// time). Blocks for the length of a compilation: call it from a blocking thread.
     pub fn load(
         &self,
         engine: &Engine,
         bytes: &[u8],
         kind: WasmKind,
     ) -> Result<(Compiled, Provenance), String> {
+        let source: [u8; 32] = Sha256::digest(bytes).into();
+        let cell = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(source)
+            .or_default()
+            .clone();
+        let mut provenance = Provenance::Shared;
+        let compiled = cell.get_or_init(|| {
+            let (compiled, how) = self.load_from_disk(engine, source, bytes, kind)?;
+            provenance = how;
+            Ok(compiled)
+        });
+        compiled.clone().map(|compiled| (compiled, provenance))
+    }
+
+    fn load_from_disk(
+        &self,
+        engine: &Engine,
+        source: [u8; 32],
+        bytes: &[u8],
+        kind: WasmKind,
+    ) -> Result<(Compiled, Provenance), String> {
         let store = self
             .dir
             .as_deref()
-            .map(|dir| Store::open(dir, engine, bytes));
+            .map(|dir| Store::open(dir, engine, source));
         let mut rejected = None;
         if let Some(Ok(store)) = &store {
             match store.read(engine, kind) {
@@ -119,10 +163,9 @@ struct Store {
 }
 
 impl Store {
-    fn open(dir: &Path, engine: &Engine, bytes: &[u8]) -> Result<Store, String> {
+    fn open(dir: &Path, engine: &Engine, source: [u8; 32]) -> Result<Store, String> {
         private_dir(dir)?;
         let key = secret_key(&dir.join(KEY_FILE))?;
-        let source: [u8; 32] = Sha256::digest(bytes).into();
         let mut engine_hasher = DefaultHasher::new();
         engine
             .precompile_compatibility_hash()

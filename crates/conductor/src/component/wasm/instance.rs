@@ -64,6 +64,12 @@ async fn load(
     let elapsed = started.elapsed();
     let component = spec.name.as_str();
     match provenance {
+        Provenance::Shared => tracing::info!(
+            component,
+            ?elapsed,
+            "shares the code of the {} another proxy loaded",
+            kind.describe()
+        ),
         Provenance::Cached => tracing::info!(
             component,
             ?elapsed,
