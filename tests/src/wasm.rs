@@ -67,6 +67,14 @@ pub fn artifact(binaries: &Binaries, binary: &str, target: WasmTarget) -> PathBu
     artifact_path(binary, target)
 }
 
+/// The native build of `binary` made by the same cargo resolution as the WASM ones (same
+/// packages, so the same dependency features: the workspace's own build of a proxy may differ,
+/// e.g. in the order of JSON object members, because other members enable more features).
+pub fn native_artifact(binaries: &Binaries, binary: &str) -> PathBuf {
+    let _ = artifact(binaries, binary, WasmTarget::P1);
+    fixtures_dir().join("release").join(binary)
+}
+
 fn artifact_path(binary: &str, target: WasmTarget) -> PathBuf {
     fixtures_dir()
         .join(target.triple())
@@ -79,30 +87,33 @@ fn build_and_warm(binaries: &Binaries) {
     std::fs::create_dir_all(&dir).expect("create target/wasm-fixtures");
     let lock = File::create(dir.join("build.lock")).expect("create the build lock");
     lock.lock().expect("lock target/wasm-fixtures");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command
-        .current_dir(workspace_root())
-        .args(["build", "--release", "--target-dir"])
-        .arg(&dir)
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .stdin(Stdio::null());
-    for target in WasmTarget::ALL {
-        command.args(["--target", target.triple()]);
+    // The WASM targets, then the host with exactly the same packages.
+    for targets in [&WasmTarget::ALL.map(WasmTarget::triple)[..], &[]] {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut command = Command::new(cargo);
+        command
+            .current_dir(workspace_root())
+            .args(["build", "--release", "--target-dir"])
+            .arg(&dir)
+            .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+            .stdin(Stdio::null());
+        for target in targets {
+            command.args(["--target", target]);
+        }
+        for package in PACKAGES {
+            command.args(["-p", package]);
+        }
+        let output = command
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run cargo for the WASM builds: {e}"));
+        assert!(
+            output.status.success(),
+            "building the WASM fixtures failed ({}); is the target installed \
+             (`rustup target add wasm32-wasip1 wasm32-wasip2`)?\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
-    for package in PACKAGES {
-        command.args(["-p", package]);
-    }
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run cargo for the WASM builds: {e}"));
-    assert!(
-        output.status.success(),
-        "building the WASM fixtures failed ({}); is the target installed \
-         (`rustup target add wasm32-wasip1 wasm32-wasip2`)?\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
     warm_shared_cache(binaries);
     drop(lock);
 }

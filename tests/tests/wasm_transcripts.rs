@@ -1,11 +1,12 @@
 //! The shipped proxies unchanged as WASM: `acp-context-proxy` and `acp-tool-guard`, built for
 //! wasm32-wasip1 and wasm32-wasip2, give the editor exactly the transcript their native builds
-//! give in the same scripted session (same directory, same agent, same answers).
+//! give in the same scripted session (same directory, same agent, same answers). The native
+//! builds come from the same cargo resolution as the WASM ones, so that both have the same
+//! dependency features (see [`wasm::native_artifact`]).
 
 use std::path::Path;
 
 use acp_conductor_tests::binaries;
-use acp_conductor_tests::binaries::{CONTEXT_PROXY, TOOL_GUARD};
 use acp_conductor_tests::chain::Chain;
 use acp_conductor_tests::editor::{Direction, Editor, Reply};
 use acp_conductor_tests::wasm::{self, CONTEXT, GUARD, WasmChain, WasmTarget};
@@ -78,10 +79,15 @@ fn same_transcripts(
         "the script exchanged too little: {native_lines:#?}"
     );
     for (build, lines) in &transcripts[1..] {
-        assert_eq!(
-            lines, native_lines,
-            "{build:?} differs from the native build"
-        );
+        let first_difference =
+            (0..lines.len().max(native_lines.len())).find(|&i| lines.get(i) != native_lines.get(i));
+        if let Some(i) = first_difference {
+            panic!(
+                "{build:?} differs from the native build at line {i}:\n  native: {:?}\n  {build:?}: {:?}",
+                native_lines.get(i),
+                lines.get(i)
+            );
+        }
     }
     native_lines
         .iter()
@@ -122,7 +128,7 @@ fn the_context_proxy_gives_the_same_transcript_native_and_as_wasip1_and_wasip2()
     .iter()
     .map(|a| a.to_string())
     .collect();
-    let native = binaries.workspace_program(&CONTEXT_PROXY);
+    let native = wasm::native_artifact(&binaries, CONTEXT);
     let received = same_transcripts(
         chain,
         "context",
@@ -197,7 +203,7 @@ fn the_tool_guard_gives_the_same_transcript_native_and_as_wasip1_and_wasip2() {
     let policy = dir.join("guard.toml");
     std::fs::write(&policy, POLICY).unwrap();
     let args = vec!["--policy".to_string(), display(&policy)];
-    let native = binaries.workspace_program(&TOOL_GUARD);
+    let native = wasm::native_artifact(&binaries, GUARD);
     let p = display(&project);
     let received = same_transcripts(chain, "guard", &native, GUARD, &args, &dir, |editor| {
         editor.initialize();
