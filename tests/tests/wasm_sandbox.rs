@@ -263,6 +263,15 @@ fn socket_attempt(target: WasmTarget, listener: &Path) -> Value {
         "initialize",
         acp_conductor_tests::editor::initialize_params(),
     );
+    if target == WasmTarget::P1 {
+        // The guest's stderr is logged line by line under the proxy's name.
+        let log = editor.wait_for_stderr("wasm-socket: connect to");
+        let line = log
+            .lines()
+            .find(|line| line.contains("wasm-socket: connect to"))
+            .expect("the line is there");
+        assert!(line.contains("component=socket"), "{line}");
+    }
     exchange.error().clone()
 }
 
