@@ -1,7 +1,7 @@
 //! The limits of one WASM instance: a cap on its memories and tables together, and the
 //! clock that tells how long it has computed without reading input. Must not know WASI.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use wasmtime::{ResourceLimiter, UpdateDeadline};
@@ -19,7 +19,7 @@ pub struct MemoryCap {
     limit: usize,
     used: usize,
     /// Set once a growth was refused: the guest's failure is then explained by the cap.
-    refused: AtomicBool,
+    refused: bool,
 }
 
 impl MemoryCap {
@@ -27,19 +27,19 @@ impl MemoryCap {
         Self {
             limit,
             used: 0,
-            refused: AtomicBool::new(false),
+            refused: false,
         }
     }
 
     /// Whether the guest ever asked for more than the cap.
     pub fn was_exceeded(&self) -> bool {
-        self.refused.load(Ordering::Relaxed)
+        self.refused
     }
 
     fn grow(&mut self, current: usize, desired: usize) -> bool {
         let total = self.used.saturating_sub(current).saturating_add(desired);
         if total > self.limit {
-            self.refused.store(true, Ordering::Relaxed);
+            self.refused = true;
             return false;
         }
         self.used = total;
