@@ -110,7 +110,7 @@ impl ToolGuard {
             return deny(
                 format!("{verb} {shown}"),
                 rule,
-                json!({ "rule": rule, "path": params.path }),
+                json!({ "path": params.path, "rule": rule }),
             );
         }
         let path = proxy_kit::path::normalize(&params.path);
@@ -122,7 +122,7 @@ impl ToolGuard {
             }
             Verdict::Deny { rule } => {
                 proxy_kit::info!("deny: {method} {} by {rule}", path.display());
-                let data = json!({ "rule": rule, "path": path });
+                let data = json!({ "path": path, "rule": rule });
                 deny(format!("{verb} {}", path.display()), &rule, data)
             }
         }
@@ -144,7 +144,7 @@ impl ToolGuard {
             }
             Verdict::Deny { rule } => {
                 proxy_kit::info!("deny: terminal/create {line:?} by {rule}");
-                let data = json!({ "rule": rule, "command": line });
+                let data = json!({ "command": line, "rule": rule });
                 deny(format!("command {line:?}"), &rule, data)
             }
         }
@@ -349,6 +349,8 @@ fn cancelled() -> PermissionResult<'static> {
     }
 }
 
+/// `data` is written with its keys in alphabetical order, so the bytes are the same
+/// whether or not serde_json's `preserve_order` is enabled in the build.
 fn deny(what: String, rule: &str, data: serde_json::Value) -> RequestAction<ToolGuard> {
     RequestAction::Fail(
         RpcError::new(DENIED, format!("tool-guard: {what} denied by {rule}")).with_data(data),
