@@ -1,36 +1,18 @@
 //! Built-in components that run inside the conductor on an in-memory pipe (the demo agent).
 //! Same streams and transport tasks as a child process, minus the process.
 
-use std::sync::Arc;
-
 use tokio::sync::watch;
 
 use super::{Lifecycle, Running, Wiring};
 use crate::config::BuiltinAgent;
 use crate::event::Event;
-use crate::transport::{self, Outbox, ReadGate};
 
 const PIPE_BYTES: usize = 256 * 1024;
 
 pub fn spawn(agent: &BuiltinAgent, wiring: Wiring) -> Running {
     let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
     let (from_agent, to_agent) = tokio::io::split(ours);
-    let (outbox, outbox_rx) = Outbox::new(wiring.queue_limit);
-    let gate = Arc::new(ReadGate::default());
-    tokio::spawn(transport::write_async(
-        wiring.link,
-        to_agent,
-        outbox_rx,
-        wiring.events.clone(),
-        wiring.write_timeout,
-    ));
-    tokio::spawn(transport::read_async(
-        wiring.link,
-        from_agent,
-        wiring.events.clone(),
-        gate.clone(),
-        wiring.max_line,
-    ));
+    let (outbox, gate) = wiring.connect_streams(from_agent, to_agent);
     let (stopped_tx, stopped) = watch::channel(false);
     let (input, output) = tokio::io::split(theirs);
     let serve = match agent {

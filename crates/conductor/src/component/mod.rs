@@ -41,3 +41,35 @@ pub struct Wiring {
     pub queue_limit: usize,
     pub write_timeout: std::time::Duration,
 }
+
+impl Wiring {
+    /// Starts the reader and writer tasks for a component that talks over a pair of byte
+    /// streams (a child's stdout/stdin, an in-memory pipe) and returns the router's handles.
+    pub fn connect_streams<R, W>(
+        &self,
+        from_component: R,
+        to_component: W,
+    ) -> (Outbox, Arc<ReadGate>)
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let (outbox, outbox_rx) = Outbox::new(self.queue_limit);
+        let gate = Arc::new(ReadGate::default());
+        tokio::spawn(crate::transport::write_async(
+            self.link,
+            to_component,
+            outbox_rx,
+            self.events.clone(),
+            self.write_timeout,
+        ));
+        tokio::spawn(crate::transport::read_async(
+            self.link,
+            from_component,
+            self.events.clone(),
+            gate.clone(),
+            self.max_line,
+        ));
+        (outbox, gate)
+    }
+}

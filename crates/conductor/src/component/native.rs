@@ -2,7 +2,6 @@
 //! stderr logged line by line under the component's name. Knows processes, not messages.
 
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -13,7 +12,6 @@ use super::stderr_tail::StderrTail;
 use super::{Lifecycle, Running, Wiring};
 use crate::config::CommandSpec;
 use crate::event::Event;
-use crate::transport::{self, Outbox, ReadGate};
 
 /// How long to wait for the last stderr lines after the process is reaped.
 const STDERR_DRAIN: Duration = Duration::from_millis(500);
@@ -52,22 +50,7 @@ pub fn spawn(spec: &CommandSpec, wiring: Wiring) -> Result<Running, String> {
     let stderr = child.stderr.take().expect("piped stderr");
     tracing::debug!(component = %wiring.name, pid, program = %spec.program.display(), "started");
 
-    let (outbox, outbox_rx) = Outbox::new(wiring.queue_limit);
-    let gate = Arc::new(ReadGate::default());
-    tokio::spawn(transport::write_async(
-        wiring.link,
-        stdin,
-        outbox_rx,
-        wiring.events.clone(),
-        wiring.write_timeout,
-    ));
-    tokio::spawn(transport::read_async(
-        wiring.link,
-        stdout,
-        wiring.events.clone(),
-        gate.clone(),
-        wiring.max_line,
-    ));
+    let (outbox, gate) = wiring.connect_streams(stdout, stdin);
     let tail = StderrTail::default();
     let stderr_task = tokio::spawn(log_stderr(stderr, wiring.name.clone(), tail.clone()));
     let (stopped_tx, stopped) = watch::channel(false);
