@@ -152,8 +152,18 @@ fn warm_shared_cache(binaries: &Binaries) {
     let deadline = Instant::now() + BUILD_PATIENCE;
     let mut loaded = 0;
     let mut log = String::new();
-    for line in BufReader::new(stderr).lines() {
-        let Ok(line) = line else { break };
+    // Read raw lines: a guest may log bytes that are not UTF-8, and stopping at such a
+    // line would end the warm-up before every fixture was loaded.
+    let mut reader = BufReader::new(stderr);
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        match reader.read_until(b'\n', &mut raw) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = String::from_utf8_lossy(&raw);
+        let line = line.trim_end();
         if line.contains("compiled the WASI") || line.contains("from the compile cache") {
             loaded += 1;
         }
