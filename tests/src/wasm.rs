@@ -167,7 +167,7 @@ fn warm_shared_cache(binaries: &Binaries) {
         if line.contains("compiled the WASI") || line.contains("from the compile cache") {
             loaded += 1;
         }
-        log.push_str(&line);
+        log.push_str(line);
         log.push('\n');
         if loaded == expected || Instant::now() > deadline {
             break;
