@@ -2,6 +2,8 @@
 //! neighbouring WASM proxy keeps answering within milliseconds; an allocation bomb stops at the
 //! memory cap and the conductor's own memory stays bounded. Each failure names the proxy.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use acp_conductor_tests::binaries;
@@ -79,27 +81,46 @@ fn a_wasip2_endless_loop_is_interrupted_while_its_neighbour_keeps_answering() {
     endless_loop(WasmTarget::P2);
 }
 
-/// The conductor's resident set and its peak, in KiB, from /proc.
-fn memory_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+/// The conductor's resident set and its peak, in KiB, from /proc; `None` once it has
+/// exited (a zombie has no memory fields).
+fn memory_kib(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let field = |name: &str| {
         status
             .lines()
             .find_map(|line| line.strip_prefix(name))
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|kib| kib.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in {status}"))
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Samples the conductor's peak resident set until `done` is set or it exits, because a
+/// chain whose proxy failed may exit as soon as the editor has its answer.
+fn watch_peak(pid: u32, done: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let mut peak = 0;
+        while let Some((_, hwm)) = memory_kib(pid) {
+            peak = peak.max(hwm);
+            if done.load(Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        peak
+    })
 }
 
 fn allocation_bomb(target: WasmTarget, cap: Option<&str>, reason: &str) {
     let sandbox: Vec<(&str, &str)> = cap.map(|cap| ("memory", cap)).into_iter().collect();
     let (_chain, mut editor) = two_probes("limits-alloc", target, &sandbox);
-    let (before, _) = memory_kib(editor.pid());
+    let (before, _) = memory_kib(editor.pid()).expect("the conductor is running");
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = watch_peak(editor.pid(), done.clone());
     let answer = editor.request("probe/allocate", json!({ "target": "far" }));
     assert_failed_with(answer.error(), reason);
-    let (_, peak) = memory_kib(editor.pid());
+    done.store(true, Ordering::SeqCst);
+    let peak = sampler.join().expect("sampler");
     // The guest may fill its cap (64 MiB by default); the conductor adds nothing per byte.
     let grown_mib = peak.saturating_sub(before) / 1024;
     assert!(
