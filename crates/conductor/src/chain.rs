@@ -121,6 +121,11 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
         events_tx.clone(),
         settings.shutdown_grace,
     );
+    router.set_shim_limits(crate::router::LinkLimits {
+        max_line: settings.max_line,
+        queue_limit: settings.queue_limit,
+        write_timeout: settings.write_timeout,
+    });
     for failure in early_failures {
         router.handle(failure);
     }

@@ -54,6 +54,17 @@ enum Command {
         /// The prompt text.
         text: String,
     },
+    /// The stdio MCP server the conductor writes into session setups for agents that
+    /// cannot speak MCP-over-ACP; relays to the conductor that wrote it. Not for people.
+    #[command(hide = true)]
+    McpBridge {
+        /// The conductor's private socket.
+        #[arg(long, value_name = "PATH")]
+        socket: PathBuf,
+        /// The id of the declared server this shim stands for.
+        #[arg(long, value_name = "ID")]
+        server: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -68,6 +79,7 @@ const EX_CONFIG: u8 = 78;
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::McpBridge { socket, server } => crate::mcp::shim::run(&socket, &server),
         Command::Check { config } => {
             crate::logging::init(cli.log.as_deref(), "warn");
             config::check(&config)

@@ -33,6 +33,8 @@ pub enum Event {
     },
     /// SIGTERM, SIGINT or SIGHUP.
     Signal(&'static str),
+    /// An MCP bridge shim dialed the conductor's private socket.
+    ShimConnected(tokio::net::UnixStream),
 }
 
 #[derive(Debug)]

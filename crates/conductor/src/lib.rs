@@ -9,6 +9,7 @@ pub mod config;
 pub mod demo_agent;
 pub mod event;
 pub mod logging;
+pub mod mcp;
 pub mod prompt_client;
 pub mod router;
 pub mod transport;

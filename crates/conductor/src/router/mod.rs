@@ -5,7 +5,9 @@
 //! this module applies them, rewrites ids and method names by splicing, and answers requests
 //! itself only when a component cannot (it failed, or the conductor is shutting down).
 
+mod bridge;
 mod initialize;
+mod mcp_routes;
 pub mod pending;
 pub mod topology;
 
@@ -22,7 +24,10 @@ use tokio::time::Instant;
 
 use crate::event::{Event, LinkId, ReadEvent};
 use crate::transport::{Outbox, Queued, ReadGate};
+pub use bridge::LinkLimits;
+use bridge::Shims;
 pub use initialize::AgentCapabilities;
+use mcp_routes::{McpRoute, McpTable};
 use pending::{Pending, PendingRequests, Purpose};
 use topology::{Hop, Topology};
 
@@ -36,6 +41,8 @@ pub enum Role {
     Editor,
     Proxy,
     Agent,
+    /// An MCP bridge shim the agent launched, connected over the private socket.
+    Shim,
 }
 
 impl Role {
@@ -44,6 +51,7 @@ impl Role {
             Role::Editor => "editor",
             Role::Proxy => "proxy",
             Role::Agent => "agent",
+            Role::Shim => "MCP bridge",
         }
     }
 }
@@ -107,6 +115,22 @@ struct LinkState {
     dialect_pinned: bool,
 }
 
+impl LinkState {
+    fn new(name: String, role: Role, outbox: Outbox, gate: Arc<ReadGate>) -> LinkState {
+        LinkState {
+            name,
+            role,
+            outbox,
+            gate,
+            pending: PendingRequests::default(),
+            alive: true,
+            paused_senders: Vec::new(),
+            dialect: Dialect::Rfd,
+            dialect_pinned: false,
+        }
+    }
+}
+
 pub struct Router {
     topology: Topology,
     links: Vec<LinkState>,
@@ -120,6 +144,8 @@ pub struct Router {
     /// The editor has sent at least one request (so a failure has been, or will be, reported).
     editor_asked: bool,
     agent: Option<AgentCapabilities>,
+    mcp: McpTable,
+    shims: Shims,
 }
 
 impl Router {
@@ -139,15 +165,9 @@ impl Router {
                     DialectChoice::Pinned(d) => (d, true),
                 };
                 LinkState {
-                    name: l.name,
-                    role: l.role,
-                    outbox: l.outbox,
-                    gate: l.gate,
-                    pending: PendingRequests::default(),
-                    alive: true,
-                    paused_senders: Vec::new(),
                     dialect,
                     dialect_pinned: pinned,
+                    ..LinkState::new(l.name, l.role, l.outbox, l.gate)
                 }
             })
             .collect();
@@ -161,7 +181,14 @@ impl Router {
             parent_dialect: Dialect::Rfd,
             editor_asked: false,
             agent: None,
+            mcp: McpTable::default(),
+            shims: Shims::default(),
         }
+    }
+
+    /// The line cap, queue limit and write timeout of the links made for bridge shims.
+    pub fn set_shim_limits(&mut self, limits: LinkLimits) {
+        self.shims.limits = Some(limits);
     }
 
     /// What the agent said about itself in its `InitializeResponse`, once it has.
@@ -199,6 +226,25 @@ impl Router {
     /// reported in order.
     pub fn handle(&mut self, event: Event) {
         match event {
+            Event::Read { link, event } if self.links[link].role == Role::Shim => match event {
+                ReadEvent::Frames(frames) => {
+                    for frame in frames {
+                        match &self.state {
+                            RunState::Failed(failure) => {
+                                let message = failure.message.clone();
+                                self.shim_frame_after_failure(link, &frame, &message);
+                            }
+                            _ => self.on_shim_frame(link, frame),
+                        }
+                    }
+                }
+                ReadEvent::TooLong(e) => self.on_oversized(link, e),
+                ReadEvent::Closed(_) => self.on_shim_gone(link),
+            },
+            Event::WriteFailed { link, .. } if self.links[link].role == Role::Shim => {
+                self.on_shim_gone(link)
+            }
+            Event::ShimConnected(stream) => self.on_shim_connected(stream),
             Event::Read { link, event } => match event {
                 ReadEvent::Frames(frames) => {
                     for frame in frames {
@@ -312,8 +358,40 @@ impl Router {
                 return;
             }
         };
+        if method.starts_with("mcp/") {
+            match self.mcp_route(link, origin, method, params) {
+                McpRoute::Ordinary => {}
+                McpRoute::To(hop) => {
+                    let reusable = !origin.wrapped && !hop.wrap;
+                    return self.deliver(link, hop, id, method, params, meta, frame, reusable);
+                }
+                McpRoute::Shim(shim) => return self.relay_to_shim(shim, link, id, params),
+                McpRoute::Refuse(message) => {
+                    tracing::warn!(component = %self.links[link].name, method, "{message}");
+                    if let Some(id) = id {
+                        self.reply_error(
+                            link,
+                            id.get(),
+                            error_code::INVALID_PARAMS,
+                            &message,
+                            None,
+                        );
+                    }
+                    return;
+                }
+            }
+        }
         let hop = self.topology.next_hop(origin);
-        let reusable = !origin.wrapped && !hop.wrap;
+        let rewritten = if id.is_some()
+            && origin.toward == topology::Toward::Agent
+            && crate::mcp::declaration::is_session_setup(method)
+        {
+            self.on_session_setup(link, hop, params)
+        } else {
+            None
+        };
+        let reusable = !origin.wrapped && !hop.wrap && rewritten.is_none();
+        let params = rewritten.as_deref().or(params);
         self.deliver(link, hop, id, method, params, meta, frame, reusable);
     }
 
@@ -439,6 +517,9 @@ impl Router {
         frame: &Bytes,
     ) -> Purpose {
         let target = &self.links[hop.link];
+        if method == "mcp/connect" {
+            return Purpose::McpConnect;
+        }
         if hop.wrap || method != "initialize" {
             return Purpose::Relay;
         }
@@ -472,6 +553,9 @@ impl Router {
             tracing::warn!(component = %self.links[link].name, id = id.get(), "response to no pending request; dropped");
             return;
         };
+        if let Purpose::Bridge(_) = entry.purpose {
+            return self.on_bridge_response(link, entry, outcome);
+        }
         let mut rewritten = None;
         match (&entry.purpose, outcome) {
             (Purpose::ProxyInitialize { params }, Outcome::Error(error))
@@ -492,10 +576,17 @@ impl Router {
                 let caps = AgentCapabilities::read(result);
                 tracing::debug!(mcp_over_acp = caps.mcp_over_acp, "agent initialized");
                 self.agent = Some(caps);
-                if self.links[entry.origin].role == Role::Proxy {
-                    rewritten =
-                        RawValue::from_string(initialize::advertise_mcp_over_acp(result)).ok();
+                rewritten = RawValue::from_string(initialize::advertise_mcp_over_acp(result)).ok();
+            }
+            (Purpose::McpConnect, Outcome::Result(result)) => {
+                if let Some(connection) = crate::mcp::envelope::connection_id(result) {
+                    tracing::debug!(%connection, provider = %self.links[link].name, "agent opened an MCP connection");
+                    self.mcp.agent_connections.insert(connection, link);
                 }
+            }
+            // The editor learns MCP-over-ACP is available whatever the first proxy says.
+            (_, Outcome::Result(result)) if entry.origin == 0 && &*entry.method == "initialize" => {
+                rewritten = RawValue::from_string(initialize::advertise_mcp_over_acp(result)).ok();
             }
             _ => {}
         }
@@ -684,8 +775,24 @@ impl Router {
         }
         tracing::error!(stderr = ?stderr_tail, "{message}");
         self.answer_editor_requests(error_code::COMPONENT_FAILED, &message, Some(&data));
+        let mut waiting = Vec::new();
         for l in &mut self.links {
-            l.pending = PendingRequests::default();
+            waiting.extend(l.pending.take_where(|_| true));
+        }
+        // Every other request still waiting is answered too: an agent's MCP call, a
+        // proxy's request to the editor.
+        for p in waiting {
+            if let Purpose::Bridge(_) = p.purpose {
+                self.fail_bridge_request(p, &message);
+            } else if self.links[p.origin].alive {
+                self.reply_error(
+                    p.origin,
+                    &p.origin_id,
+                    error_code::COMPONENT_FAILED,
+                    &message,
+                    Some(&data),
+                );
+            }
         }
         self.state = match self.state {
             RunState::Running => RunState::Failed(Failure { message, data }),

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use acp_wire::{IdKey, RawValue};
 use bytes::Bytes;
 
+use super::bridge::BridgeCall;
 use crate::event::LinkId;
 
 /// What to do with the response besides relaying it.
@@ -20,6 +21,10 @@ pub enum Purpose {
     ProxyInitialize {
         params: Option<Bytes>,
     },
+    /// The agent's `mcp/connect`: its result names the connection later messages use.
+    McpConnect,
+    /// A request the MCP bridge made for the shim that is the entry's origin.
+    Bridge(BridgeCall),
 }
 
 #[derive(Debug)]

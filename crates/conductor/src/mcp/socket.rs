@@ -1,0 +1,113 @@
+//! The private channel bridge shims dial back on: a Unix socket in a fresh per-run directory
+//! only our user can enter (mode 0700), removed when the run ends. Never a network port.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tokio::net::UnixListener;
+use tokio::sync::mpsc;
+
+use crate::event::Event;
+
+/// The listening socket and its directory; both go away on drop.
+#[derive(Debug)]
+pub struct BridgeSocket {
+    dir: PathBuf,
+    path: PathBuf,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl BridgeSocket {
+    /// Creates the directory and starts accepting; each shim that connects becomes an
+    /// [`Event::ShimConnected`]. Must be called inside the runtime.
+    pub fn open(events: mpsc::Sender<Event>) -> std::io::Result<BridgeSocket> {
+        let dir = private_dir(&std::env::temp_dir())?;
+        let path = dir.join("bridge.sock");
+        let listener = match UnixListener::bind(&path) {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let accept = tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        if events.send(Event::ShimConnected(stream)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "MCP bridge socket: accept failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        });
+        tracing::debug!(path = %path.display(), "MCP bridge socket listening");
+        Ok(BridgeSocket { dir, path, accept })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for BridgeSocket {
+    fn drop(&mut self) {
+        self.accept.abort();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A new directory under `parent` with mode 0700. Creation fails rather than reuse a name
+/// someone else made, so another user cannot plant the socket's directory.
+fn private_dir(parent: &Path) -> std::io::Result<PathBuf> {
+    let pid = std::process::id();
+    let mut last = None;
+    for attempt in 0..16u32 {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = parent.join(format!("acp-conductor-{pid}-{nanos:08x}{attempt}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.expect("the loop ran"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[tokio::test]
+    async fn directory_is_private_and_removed_on_drop() {
+        let (tx, mut rx) = mpsc::channel(4);
+        let socket = BridgeSocket::open(tx).unwrap();
+        let dir = socket.path().parent().unwrap().to_path_buf();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let _client = tokio::net::UnixStream::connect(socket.path())
+            .await
+            .unwrap();
+        assert!(matches!(rx.recv().await, Some(Event::ShimConnected(_))));
+        drop(socket);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn private_dirs_are_distinct() {
+        let parent = std::env::temp_dir();
+        let a = private_dir(&parent).unwrap();
+        let b = private_dir(&parent).unwrap();
+        assert_ne!(a, b);
+        std::fs::remove_dir(a).unwrap();
+        std::fs::remove_dir(b).unwrap();
+    }
+}

@@ -1,0 +1,757 @@
+//! The stdio bridge, router side: each shim connection is a link whose lines are MCP, turned
+//! into `mcp/connect`, `mcp/message` and `mcp/disconnect` toward the server's owner and back.
+//!
+//! A shim first names its server. The bridge then connects (`mcp/connect` with `acpId` or
+//! `serverId`, as declared); a provider that does not know `mcp/connect` (-32601) is spoken
+//! to connectionless, with the `initialize` answered here and the stateless `_meta` added.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use acp_wire::encode::{self, Call};
+use acp_wire::error_code;
+use acp_wire::successor::EnvelopeMeta;
+use acp_wire::{Envelope, IdKey, Outcome, RawValue};
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use super::pending::{Pending, Purpose};
+use super::{LinkState, Role, Router};
+use crate::event::{Event, LinkId};
+use crate::mcp::envelope::{self, Address, McpFields};
+use crate::mcp::shim;
+use crate::mcp::socket::BridgeSocket;
+use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
+use crate::transport::{self, Outbox, ReadGate};
+
+/// What a bridge request was for, so its response can be turned into MCP.
+#[derive(Debug)]
+pub enum BridgeCall {
+    Connect,
+    /// An MCP request of the agent's; the entry's origin id is the MCP id.
+    Reply,
+    /// The agent's `initialize` to a connectionless provider, answered from `server/discover`.
+    Discover,
+    /// The fallback when `server/discover` failed: `tools/list`.
+    ProbeTools,
+    /// An MCP request sent connectionless with this `requestId`.
+    Stateless {
+        request_id: String,
+    },
+    Disconnect,
+}
+
+/// How far a shim's connection has come.
+#[derive(Debug)]
+enum Phase {
+    /// Waiting for the shim to name its server.
+    Hello,
+    /// `mcp/connect` sent; the agent's lines wait here.
+    Connecting(Vec<Bytes>),
+    Connected(String),
+    Connectionless,
+    /// The server cannot be reached; every request is answered with this.
+    Broken(String),
+}
+
+#[derive(Debug)]
+struct Shim {
+    server: String,
+    owner: LinkId,
+    phase: Phase,
+    hello: ClientHello,
+    /// Requests the server sent to the agent's client: our MCP id → (owner, its id).
+    server_requests: HashMap<u64, Box<str>>,
+    next_id: u64,
+    /// Connectionless requests in flight: requestId → (our id at the owner, MCP id).
+    in_flight: HashMap<String, (u64, Box<str>)>,
+}
+
+/// Every shim connection, and the socket they dial.
+#[derive(Debug, Default)]
+pub struct Shims {
+    by_link: HashMap<LinkId, Shim>,
+    /// (owner, connectionId) → shim link.
+    pub by_connection: HashMap<(LinkId, String), LinkId>,
+    socket: Option<BridgeSocket>,
+    next_request: u64,
+    /// Link limits for new shim links: line cap, queue limit, write timeout.
+    pub limits: Option<LinkLimits>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct LinkLimits {
+    pub max_line: usize,
+    pub queue_limit: usize,
+    pub write_timeout: std::time::Duration,
+}
+
+impl Shims {
+    /// The socket's path, opening it the first time.
+    pub fn socket(&mut self, events: &mpsc::Sender<Event>) -> std::io::Result<String> {
+        if self.socket.is_none() {
+            self.socket = Some(BridgeSocket::open(events.clone())?);
+        }
+        let path = self.socket.as_ref().expect("opened above").path();
+        Ok(path.to_string_lossy().into_owned())
+    }
+}
+
+impl Router {
+    pub(super) fn on_shim_connected(&mut self, stream: tokio::net::UnixStream) {
+        let limits = self.shims.limits.unwrap_or(LinkLimits {
+            max_line: 64 << 20,
+            queue_limit: 8 << 20,
+            write_timeout: std::time::Duration::from_secs(60),
+        });
+        let link = self.links.len();
+        let (outbox, rx) = Outbox::new(limits.queue_limit);
+        let gate = Arc::new(ReadGate::default());
+        let (read, write) = stream.into_split();
+        tokio::spawn(transport::read_async(
+            link,
+            read,
+            self.events_tx.clone(),
+            gate.clone(),
+            limits.max_line,
+        ));
+        tokio::spawn(transport::write_async(
+            link,
+            write,
+            rx,
+            self.events_tx.clone(),
+            limits.write_timeout,
+        ));
+        self.links.push(LinkState::new(
+            format!("mcp-bridge#{link}"),
+            Role::Shim,
+            outbox,
+            gate,
+        ));
+        self.shims.by_link.insert(
+            link,
+            Shim {
+                server: String::new(),
+                owner: 0,
+                phase: Phase::Hello,
+                hello: ClientHello::unknown(),
+                server_requests: HashMap::new(),
+                next_id: 0,
+                in_flight: HashMap::new(),
+            },
+        );
+    }
+
+    pub(super) fn on_shim_frame(&mut self, link: LinkId, frame: Bytes) {
+        let Some(shim) = self.shims.by_link.get_mut(&link) else {
+            return;
+        };
+        match &mut shim.phase {
+            Phase::Hello => return self.on_shim_hello(link, &frame),
+            Phase::Connecting(queued) => return queued.push(frame),
+            _ => {}
+        }
+        match acp_wire::parse(&frame) {
+            Ok(Envelope::Request { id, method, params }) => {
+                self.shim_request(link, id.get(), method, params)
+            }
+            Ok(Envelope::Notification { method, params }) => {
+                self.shim_notification(link, method, params)
+            }
+            Ok(Envelope::Response { id, outcome }) => self.shim_response(link, id, outcome),
+            Err(invalid) => {
+                tracing::warn!(shim = link, error = %invalid, "invalid MCP message from the agent");
+                let message = invalid.to_string();
+                self.reply_error(link, invalid.reply_id(), invalid.code(), &message, None);
+            }
+        }
+    }
+
+    fn on_shim_hello(&mut self, link: LinkId, frame: &[u8]) {
+        let Some(server_id) = shim::read_hello(frame) else {
+            tracing::warn!(
+                shim = link,
+                "a bridge connection did not name its server; closing it"
+            );
+            self.write_line(
+                link,
+                shim::welcome_line(Some("the first line must name the server")),
+            );
+            return self.close_shim(link);
+        };
+        let Some(server) = self.mcp.servers.get(&server_id).cloned() else {
+            let reason = format!("no MCP server with id `{server_id}` was declared in this chain");
+            tracing::warn!(shim = link, "{reason}");
+            self.write_line(link, shim::welcome_line(Some(&reason)));
+            return self.close_shim(link);
+        };
+        if !self.links[server.owner].alive {
+            let reason = format!(
+                "the provider of MCP server `{}` is not running",
+                server.name
+            );
+            self.write_line(link, shim::welcome_line(Some(&reason)));
+            return self.close_shim(link);
+        }
+        self.write_line(link, shim::welcome_line(None));
+        tracing::info!(server = %server.name, id = %server_id, shim = link, "MCP bridge connection opened");
+        let shim = self
+            .shims
+            .by_link
+            .get_mut(&link)
+            .expect("checked by the caller");
+        shim.server = server_id.clone();
+        shim.owner = server.owner;
+        shim.phase = Phase::Connecting(Vec::new());
+        let params = envelope::single(server.field.connect_member(), &server_id);
+        self.send_to_owner(
+            link,
+            Some(("null", BridgeCall::Connect)),
+            "mcp/connect",
+            &params,
+        );
+    }
+
+    fn shim_request(
+        &mut self,
+        link: LinkId,
+        mcp_id: &str,
+        method: &str,
+        params: Option<&RawValue>,
+    ) {
+        let shim = &self.shims.by_link[&link];
+        match &shim.phase {
+            Phase::Connected(connection) => {
+                let p = envelope::message_params(
+                    Address::Connection(connection),
+                    method,
+                    params.map(RawValue::get),
+                );
+                self.send_to_owner(link, Some((mcp_id, BridgeCall::Reply)), "mcp/message", &p);
+            }
+            Phase::Connectionless => match method {
+                "initialize" => {
+                    let shim = self.shims.by_link.get_mut(&link).expect("present");
+                    shim.hello = ClientHello::read(params);
+                    self.send_stateless(
+                        link,
+                        mcp_id,
+                        BridgeCall::Discover,
+                        "server/discover",
+                        None,
+                    );
+                }
+                "ping" => self.shim_result(link, mcp_id, "{}"),
+                _ => {
+                    let request_id = self.next_request_id();
+                    self.send_stateless_as(
+                        link,
+                        mcp_id,
+                        BridgeCall::Stateless {
+                            request_id: request_id.clone(),
+                        },
+                        &request_id,
+                        method,
+                        params,
+                    );
+                }
+            },
+            Phase::Broken(reason) => {
+                let reason = reason.clone();
+                self.reply_error(link, mcp_id, error_code::INTERNAL_ERROR, &reason, None);
+            }
+            Phase::Hello | Phase::Connecting(_) => unreachable!("handled in on_shim_frame"),
+        }
+    }
+
+    fn shim_notification(&mut self, link: LinkId, method: &str, params: Option<&RawValue>) {
+        let shim = &self.shims.by_link[&link];
+        match &shim.phase {
+            Phase::Connected(connection) => {
+                let p = envelope::message_params(
+                    Address::Connection(connection),
+                    method,
+                    params.map(RawValue::get),
+                );
+                self.send_to_owner(link, None, "mcp/message", &p);
+            }
+            Phase::Connectionless if method == "notifications/cancelled" => {
+                let Some(cancelled) = params
+                    .and_then(acp_wire::splice::Members::of)
+                    .and_then(|m| m.get("requestId"))
+                    .map(IdKey::of)
+                else {
+                    return;
+                };
+                let own = shim.in_flight.values().find_map(|(own, mcp_id)| {
+                    RawValue::from_string(mcp_id.to_string())
+                        .ok()
+                        .filter(|id| IdKey::of(id) == cancelled)
+                        .map(|_| *own)
+                });
+                if let Some(own) = own {
+                    let owner = shim.owner;
+                    self.cancel_at_owner(owner, link, own);
+                }
+            }
+            Phase::Connectionless => {
+                tracing::debug!(
+                    shim = link,
+                    method,
+                    "MCP notification has no connectionless form; dropped"
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// The agent's MCP client answering a request its server sent.
+    fn shim_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        let Some(origin_id) =
+            acp_wire::id::own_id(id).and_then(|n| shim.server_requests.remove(&n))
+        else {
+            tracing::warn!(
+                shim = link,
+                id = id.get(),
+                "MCP response to no pending request; dropped"
+            );
+            return;
+        };
+        let owner = shim.owner;
+        if !self.links[owner].alive {
+            return;
+        }
+        let mut out = Vec::new();
+        encode::response(&mut out, &origin_id, outcome);
+        self.queue(owner, Bytes::from(out), link);
+    }
+
+    /// A message the provider sent on a bridged connection, toward the agent's client.
+    pub(super) fn relay_to_shim(
+        &mut self,
+        link: LinkId,
+        from: LinkId,
+        id: Option<&RawValue>,
+        params: Option<&RawValue>,
+    ) {
+        let fields = McpFields::read(params);
+        let Some(method) = fields.method.as_deref() else {
+            if let Some(id) = id {
+                self.reply_error(
+                    from,
+                    id.get(),
+                    error_code::INVALID_PARAMS,
+                    "mcp/message needs a `method`",
+                    None,
+                );
+            }
+            return;
+        };
+        let Some(shim) = self.shims.by_link.get_mut(&link) else {
+            return;
+        };
+        let mcp_id = id.map(|id| {
+            shim.next_id += 1;
+            shim.server_requests.insert(shim.next_id, id.get().into());
+            shim.next_id.to_string()
+        });
+        let mut out = Vec::new();
+        encode::call(
+            &mut out,
+            mcp_id.as_deref(),
+            Call::Plain {
+                method,
+                params: fields.params,
+            },
+        );
+        self.queue(link, Bytes::from(out), from);
+    }
+
+    /// The shim whose connectionless request `request_id` to `server` is in flight.
+    pub(super) fn shim_for_request(&self, server: &str, request_id: &str) -> Option<LinkId> {
+        self.shims
+            .by_link
+            .iter()
+            .find(|(_, s)| s.server == server && s.in_flight.contains_key(request_id))
+            .map(|(link, _)| *link)
+    }
+
+    pub(super) fn on_bridge_response(
+        &mut self,
+        owner: LinkId,
+        pending: Pending,
+        outcome: Outcome<'_>,
+    ) {
+        let link = pending.origin;
+        let Purpose::Bridge(call) = pending.purpose else {
+            unreachable!("only bridge entries come here")
+        };
+        if !self.shims.by_link.contains_key(&link) {
+            return;
+        }
+        let mcp_id = &*pending.origin_id;
+        match call {
+            BridgeCall::Connect => self.on_connected(link, owner, outcome),
+            BridgeCall::Reply => self.shim_outcome(link, mcp_id, outcome),
+            BridgeCall::Discover => match outcome {
+                Outcome::Result(r) => match stateless::inner_outcome(r) {
+                    InnerOutcome::Result(discovered) => {
+                        self.answer_initialize(link, mcp_id, Some(discovered))
+                    }
+                    _ => self.send_stateless(
+                        link,
+                        mcp_id,
+                        BridgeCall::ProbeTools,
+                        "tools/list",
+                        None,
+                    ),
+                },
+                Outcome::Error(_) => {
+                    self.send_stateless(link, mcp_id, BridgeCall::ProbeTools, "tools/list", None)
+                }
+            },
+            BridgeCall::ProbeTools => match outcome {
+                Outcome::Result(r)
+                    if matches!(stateless::inner_outcome(r), InnerOutcome::Result(_)) =>
+                {
+                    self.answer_initialize(link, mcp_id, None)
+                }
+                _ => {
+                    let name = self.server_name(link);
+                    let message = format!(
+                        "MCP server `{name}` answered neither server/discover nor tools/list"
+                    );
+                    self.reply_error(link, mcp_id, error_code::INTERNAL_ERROR, &message, None);
+                }
+            },
+            BridgeCall::Stateless { request_id } => {
+                if let Some(shim) = self.shims.by_link.get_mut(&link) {
+                    shim.in_flight.remove(&request_id);
+                }
+                match outcome {
+                    Outcome::Result(r) => match stateless::inner_outcome(r) {
+                        InnerOutcome::Result(inner) => {
+                            self.shim_outcome(link, mcp_id, Outcome::Result(inner))
+                        }
+                        InnerOutcome::Error(inner) => {
+                            self.shim_outcome(link, mcp_id, Outcome::Error(inner))
+                        }
+                        InnerOutcome::Malformed => {
+                            let name = self.server_name(link);
+                            let message = format!(
+                                "MCP server `{name}` sent a connectionless result with neither `result` nor `error`"
+                            );
+                            self.reply_error(
+                                link,
+                                mcp_id,
+                                error_code::INTERNAL_ERROR,
+                                &message,
+                                None,
+                            );
+                        }
+                    },
+                    Outcome::Error(e) => self.transport_error(link, mcp_id, e),
+                }
+            }
+            BridgeCall::Disconnect => {}
+        }
+    }
+
+    fn on_connected(&mut self, link: LinkId, owner: LinkId, outcome: Outcome<'_>) {
+        let name = self.server_name(link);
+        let next = match outcome {
+            Outcome::Result(r) => match envelope::connection_id(r) {
+                Some(connection) => {
+                    tracing::debug!(server = %name, %connection, shim = link, "MCP connection established");
+                    self.shims
+                        .by_connection
+                        .insert((owner, connection.clone()), link);
+                    Phase::Connected(connection)
+                }
+                None => Phase::Broken(format!(
+                    "MCP server `{name}`: the provider's mcp/connect result has no connectionId"
+                )),
+            },
+            Outcome::Error(e) if super::error_code_of(e) == Some(error_code::METHOD_NOT_FOUND) => {
+                tracing::debug!(server = %name, shim = link, "provider does not know mcp/connect; using connectionless mcp/message");
+                Phase::Connectionless
+            }
+            Outcome::Error(e) => Phase::Broken(format!(
+                "MCP server `{name}`: the provider refused the connection: {}",
+                error_message(e)
+            )),
+        };
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, next) else {
+            return;
+        };
+        for frame in queued {
+            self.on_shim_frame(link, frame);
+        }
+    }
+
+    fn answer_initialize(&mut self, link: LinkId, mcp_id: &str, discovered: Option<&RawValue>) {
+        let name = self.server_name(link);
+        let shim = &self.shims.by_link[&link];
+        let result = stateless::initialize_result(&shim.hello, discovered, &name);
+        self.shim_result(link, mcp_id, &result);
+    }
+
+    /// An ACP-level failure of a connectionless request: an MCP error that says so, kept
+    /// apart from the inner MCP errors the provider reports inside its result.
+    fn transport_error(&mut self, link: LinkId, mcp_id: &str, error: &RawValue) {
+        let name = self.server_name(link);
+        let message = format!(
+            "MCP server `{name}`: ACP transport error: {}",
+            error_message(error)
+        );
+        let code = super::error_code_of(error).unwrap_or(error_code::INTERNAL_ERROR);
+        self.reply_error(link, mcp_id, code, &message, None);
+    }
+
+    fn shim_outcome(&mut self, link: LinkId, mcp_id: &str, outcome: Outcome<'_>) {
+        if !self.links[link].alive {
+            return;
+        }
+        let mut out = Vec::new();
+        encode::response(&mut out, mcp_id, outcome);
+        self.queue(link, Bytes::from(out), link);
+    }
+
+    fn shim_result(&mut self, link: LinkId, mcp_id: &str, result: &str) {
+        let result = RawValue::from_string(result.to_string()).expect("valid JSON");
+        self.shim_outcome(link, mcp_id, Outcome::Result(&result));
+    }
+
+    fn send_stateless(
+        &mut self,
+        link: LinkId,
+        mcp_id: &str,
+        call: BridgeCall,
+        method: &str,
+        params: Option<&RawValue>,
+    ) {
+        let request_id = self.next_request_id();
+        self.send_stateless_as(link, mcp_id, call, &request_id, method, params);
+    }
+
+    fn send_stateless_as(
+        &mut self,
+        link: LinkId,
+        mcp_id: &str,
+        call: BridgeCall,
+        request_id: &str,
+        method: &str,
+        params: Option<&RawValue>,
+    ) {
+        let shim = &self.shims.by_link[&link];
+        let inner = stateless::with_request_meta(params, &shim.hello);
+        let p = envelope::message_params(
+            Address::Stateless {
+                server_id: &shim.server,
+                request_id,
+            },
+            method,
+            Some(&inner),
+        );
+        let tracked = matches!(call, BridgeCall::Stateless { .. });
+        let own = self.send_to_owner(link, Some((mcp_id, call)), "mcp/message", &p);
+        if tracked && let (Some(own), Some(shim)) = (own, self.shims.by_link.get_mut(&link)) {
+            shim.in_flight
+                .insert(request_id.to_string(), (own, mcp_id.into()));
+        }
+    }
+
+    fn next_request_id(&mut self) -> String {
+        self.shims.next_request += 1;
+        format!("acp-conductor-{}", self.shims.next_request)
+    }
+
+    /// Sends a request (`call: Some((mcp id, purpose))`) or notification to the owner of
+    /// the shim's server, wrapped when the owner is a proxy. Returns our id for a request.
+    fn send_to_owner(
+        &mut self,
+        link: LinkId,
+        call: Option<(&str, BridgeCall)>,
+        method: &str,
+        params: &str,
+    ) -> Option<u64> {
+        let owner = self.shims.by_link[&link].owner;
+        self.send_to(owner, link, call, method, params)
+    }
+
+    fn send_to(
+        &mut self,
+        owner: LinkId,
+        link: LinkId,
+        call: Option<(&str, BridgeCall)>,
+        method: &str,
+        params: &str,
+    ) -> Option<u64> {
+        if !self.links[owner].alive {
+            if let Some((mcp_id, _)) = call {
+                let message = format!(
+                    "the provider of MCP server `{}` is not running",
+                    self.server_name(link)
+                );
+                self.reply_error(link, mcp_id, error_code::COMPONENT_FAILED, &message, None);
+            }
+            return None;
+        }
+        let own = call.map(|(mcp_id, purpose)| {
+            self.links[owner].pending.register(Pending {
+                origin: link,
+                origin_id: mcp_id.into(),
+                method: method.into(),
+                purpose: Purpose::Bridge(purpose),
+            })
+        });
+        let params = RawValue::from_string(params.to_string()).expect("built as JSON");
+        let hop = self.owner_hop(owner);
+        let via = hop
+            .wrap
+            .then(|| self.links[owner].dialect.successor_method());
+        let call = match via {
+            Some(via) => Call::Wrapped {
+                via,
+                method,
+                params: Some(&params),
+                meta: EnvelopeMeta::default(),
+            },
+            None => Call::Plain {
+                method,
+                params: Some(&params),
+            },
+        };
+        let mut out = Vec::new();
+        encode::call(&mut out, own.map(|n| n.to_string()).as_deref(), call);
+        self.queue(owner, Bytes::from(out), link);
+        own
+    }
+
+    fn cancel_at_owner(&mut self, owner: LinkId, link: LinkId, own: u64) {
+        let params = format!("{{\"requestId\":{own}}}");
+        let params = RawValue::from_string(params).expect("valid JSON");
+        let hop = self.owner_hop(owner);
+        let via = hop
+            .wrap
+            .then(|| self.links[owner].dialect.successor_method());
+        let call = match via {
+            Some(via) => Call::Wrapped {
+                via,
+                method: "$/cancel_request",
+                params: Some(&params),
+                meta: EnvelopeMeta::default(),
+            },
+            None => Call::Plain {
+                method: "$/cancel_request",
+                params: Some(&params),
+            },
+        };
+        let mut out = Vec::new();
+        encode::call(&mut out, None, call);
+        self.queue(owner, Bytes::from(out), link);
+    }
+
+    /// The shim closed (the agent closed its stdin) or its socket failed: tell the owner
+    /// and answer what the owner still waits for from the agent's client.
+    pub(super) fn on_shim_gone(&mut self, link: LinkId) {
+        let Some(shim) = self.shims.by_link.remove(&link) else {
+            return;
+        };
+        self.links[link].alive = false;
+        let name = self
+            .mcp
+            .servers
+            .get(&shim.server)
+            .map_or_else(|| shim.server.clone(), |s| s.name.clone());
+        tracing::info!(server = %name, shim = link, "MCP bridge connection closed");
+        let owner = shim.owner;
+        if matches!(shim.phase, Phase::Hello) || !self.links[owner].alive {
+            return;
+        }
+        for (_, origin_id) in shim.server_requests {
+            self.reply_error(
+                owner,
+                &origin_id,
+                error_code::INTERNAL_ERROR,
+                "the agent's MCP client disconnected",
+                None,
+            );
+        }
+        for (own, _) in shim.in_flight.into_values() {
+            self.cancel_at_owner(owner, link, own);
+        }
+        if let Phase::Connected(connection) = shim.phase {
+            self.shims
+                .by_connection
+                .remove(&(owner, connection.clone()));
+            let params = envelope::single("connectionId", &connection);
+            // The answer finds no shim and is dropped.
+            self.send_to(
+                owner,
+                link,
+                Some(("null", BridgeCall::Disconnect)),
+                "mcp/disconnect",
+                &params,
+            );
+        }
+    }
+
+    /// Answers a bridge request that will never be answered by its provider.
+    pub(super) fn fail_bridge_request(&mut self, pending: Pending, message: &str) {
+        let link = pending.origin;
+        if let Purpose::Bridge(BridgeCall::Disconnect) = pending.purpose {
+            return;
+        }
+        if self.shims.by_link.contains_key(&link) {
+            self.reply_error(
+                link,
+                &pending.origin_id,
+                error_code::COMPONENT_FAILED,
+                message,
+                None,
+            );
+        }
+    }
+
+    /// In a failed chain: the agent's MCP requests are answered with the failure.
+    pub(super) fn shim_frame_after_failure(&mut self, link: LinkId, frame: &[u8], message: &str) {
+        if let Ok(Envelope::Request { id, .. }) = acp_wire::parse(frame) {
+            self.reply_error(link, id.get(), error_code::COMPONENT_FAILED, message, None);
+        }
+    }
+
+    fn close_shim(&mut self, link: LinkId) {
+        let (closed, _) = Outbox::new(1);
+        let old = std::mem::replace(&mut self.links[link].outbox, closed);
+        drop(old);
+        self.shims.by_link.remove(&link);
+        self.links[link].alive = false;
+    }
+
+    fn write_line(&mut self, link: LinkId, line: String) {
+        let line = line.trim_end_matches('\n').to_string();
+        self.queue(link, Bytes::from(line), link);
+    }
+
+    fn server_name(&self, link: LinkId) -> String {
+        let id = self
+            .shims
+            .by_link
+            .get(&link)
+            .map_or("", |s| s.server.as_str());
+        self.mcp
+            .servers
+            .get(id)
+            .map_or_else(|| id.to_string(), |s| s.name.clone())
+    }
+}
+
+fn error_message(error: &RawValue) -> String {
+    acp_wire::splice::Members::of(error)
+        .and_then(|m| m.get("message"))
+        .and_then(|m| serde_json::from_str::<String>(m.get()).ok())
+        .unwrap_or_else(|| error.get().to_string())
+}

@@ -1,0 +1,229 @@
+//! MCP-over-ACP routing: who owns each declared server, and the shortcut `mcp/*` messages
+//! take between the agent (or a bridge shim) and the owner, past the proxies in between.
+//!
+//! The first position that adds a declaration owns it. The agent's `mcp/connect`,
+//! `mcp/message` and `mcp/disconnect` go straight to the owner; what the owner sends on a
+//! connection goes straight back. Anything unrecognised falls back to ordinary routing.
+
+use std::collections::HashMap;
+
+use acp_wire::RawValue;
+
+use super::topology::{Hop, Origin, Toward};
+use super::{Role, Router};
+use crate::event::LinkId;
+use crate::mcp::declaration::{self, AcpDeclaration, IdField};
+use crate::mcp::envelope::McpFields;
+
+/// A declared MCP-over-ACP server.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub owner: LinkId,
+    pub name: String,
+    pub field: IdField,
+}
+
+/// Every server declared in this run, and the connections the agent opened itself.
+#[derive(Debug, Default)]
+pub struct McpTable {
+    pub servers: HashMap<String, Server>,
+    /// connectionId → owner, for connections a native agent opened with `mcp/connect`.
+    pub agent_connections: HashMap<String, LinkId>,
+}
+
+/// Where an `mcp/*` message goes instead of its ordinary next hop.
+#[derive(Debug)]
+pub enum McpRoute {
+    Ordinary,
+    To(Hop),
+    /// To the bridge shim on this link.
+    Shim(LinkId),
+    /// Answer the sender with -32602 and this message.
+    Refuse(String),
+}
+
+impl Router {
+    pub(super) fn owner_hop(&self, owner: LinkId) -> Hop {
+        Hop {
+            link: owner,
+            wrap: self.topology.is_proxy(owner),
+        }
+    }
+
+    /// Toward the agent from the owner's side: our agent, or in proxy mode the parent's
+    /// successor behind link 0.
+    fn agent_hop(&self) -> Hop {
+        match self.topology.agent_link() {
+            Some(link) => Hop { link, wrap: false },
+            None => Hop {
+                link: 0,
+                wrap: true,
+            },
+        }
+    }
+
+    /// Whether acp declarations reach the agent as they are. In proxy mode the parent
+    /// conductor bridges for the agent behind it.
+    fn agent_speaks_mcp_over_acp(&self) -> bool {
+        match self.topology.agent_link() {
+            Some(_) => self.agent.is_some_and(|a| a.mcp_over_acp),
+            None => true,
+        }
+    }
+
+    pub(super) fn mcp_route(
+        &mut self,
+        link: LinkId,
+        origin: Origin,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> McpRoute {
+        let from_agent =
+            origin.toward == Toward::Editor && origin.position == self.topology.proxies + 1;
+        let fields = McpFields::read(params);
+        if from_agent {
+            return self.route_from_agent(method, fields);
+        }
+        if origin.toward != Toward::Agent || method != "mcp/message" {
+            return McpRoute::Ordinary;
+        }
+        // A provider speaking to the client of one of its connections.
+        if let Some(connection) = &fields.connection_id {
+            if let Some(shim) = self.shims.by_connection.get(&(link, connection.clone())) {
+                return McpRoute::Shim(*shim);
+            }
+            if self.mcp.agent_connections.get(connection) == Some(&link) {
+                return McpRoute::To(self.agent_hop());
+            }
+        } else if let (Some(server), Some(request)) = (&fields.server_id, &fields.request_id)
+            && self
+                .mcp
+                .servers
+                .get(server)
+                .is_some_and(|s| s.owner == link)
+        {
+            return match self.shim_for_request(server, request) {
+                Some(shim) => McpRoute::Shim(shim),
+                None => McpRoute::To(self.agent_hop()),
+            };
+        }
+        McpRoute::Ordinary
+    }
+
+    fn route_from_agent(&mut self, method: &str, fields: McpFields<'_>) -> McpRoute {
+        match method {
+            "mcp/connect" => {
+                let Some(id) = fields.acp_id.or(fields.server_id) else {
+                    return McpRoute::Refuse(
+                        "mcp/connect needs the declared server's `acpId`".to_string(),
+                    );
+                };
+                match self.mcp.servers.get(&id) {
+                    Some(server) => McpRoute::To(self.owner_hop(server.owner)),
+                    None => McpRoute::Refuse(unknown_server(&id)),
+                }
+            }
+            "mcp/message" | "mcp/disconnect" => {
+                if let Some(connection) = fields.connection_id {
+                    let owner = if method == "mcp/disconnect" {
+                        self.mcp.agent_connections.remove(&connection)
+                    } else {
+                        self.mcp.agent_connections.get(&connection).copied()
+                    };
+                    match owner {
+                        Some(owner) => McpRoute::To(self.owner_hop(owner)),
+                        None => McpRoute::Refuse(format!(
+                            "no MCP connection `{connection}` is open in this chain"
+                        )),
+                    }
+                } else if let Some(id) = fields.server_id {
+                    match self.mcp.servers.get(&id) {
+                        Some(server) => McpRoute::To(self.owner_hop(server.owner)),
+                        None => McpRoute::Refuse(unknown_server(&id)),
+                    }
+                } else {
+                    McpRoute::Refuse(format!("{method} needs a `connectionId` or a `serverId`"))
+                }
+            }
+            _ => McpRoute::Ordinary,
+        }
+    }
+
+    /// A session setup request passing from `link` toward the agent: records the servers it
+    /// declares first, and rewrites them into bridge shims when the next hop is an agent
+    /// that cannot speak MCP-over-ACP. Returns the params to send instead, if rewritten.
+    pub(super) fn on_session_setup(
+        &mut self,
+        link: LinkId,
+        hop: Hop,
+        params: Option<&RawValue>,
+    ) -> Option<Box<RawValue>> {
+        let declared = declaration::acp_declarations(params);
+        if declared.is_empty() {
+            return None;
+        }
+        for d in &declared {
+            self.record_declaration(link, d);
+        }
+        if Some(hop.link) != self.topology.agent_link() || self.agent_speaks_mcp_over_acp() {
+            return None;
+        }
+        let socket = match self.shims.socket(&self.events_tx) {
+            Ok(path) => path,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot open the MCP bridge socket; the agent gets the acp declarations unchanged");
+                return None;
+            }
+        };
+        let exe = match std::env::current_exe() {
+            Ok(exe) => exe.to_string_lossy().into_owned(),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot find the conductor's own executable; the agent gets the acp declarations unchanged");
+                return None;
+            }
+        };
+        let agent = self.links[hop.link].name.clone();
+        let rewritten = declaration::rewrite(params?, |d| {
+            let owner = self
+                .mcp
+                .servers
+                .get(&d.id)
+                .map_or("?", |s| self.links[s.owner].name.as_str());
+            tracing::info!(server = %d.name, id = %d.id, provider = owner, %agent, "bridging MCP server to the agent as a stdio server");
+            let args = [
+                "mcp-bridge".to_string(),
+                "--socket".to_string(),
+                socket.clone(),
+                "--server".to_string(),
+                d.id.clone(),
+            ];
+            declaration::stdio_server(&d.name, &exe, &args)
+        })?;
+        RawValue::from_string(rewritten).ok()
+    }
+
+    fn record_declaration(&mut self, link: LinkId, d: &AcpDeclaration) {
+        if self.mcp.servers.contains_key(&d.id) {
+            return;
+        }
+        let owner = &self.links[link];
+        let by = if owner.role == Role::Editor {
+            "the editor".to_string()
+        } else {
+            format!("{} `{}`", owner.role.noun(), owner.name)
+        };
+        tracing::info!(server = %d.name, id = %d.id, "MCP server declared by {by}");
+        self.mcp.servers.insert(
+            d.id.clone(),
+            Server {
+                owner: link,
+                name: d.name.clone(),
+                field: d.field,
+            },
+        );
+    }
+}
+
+fn unknown_server(id: &str) -> String {
+    format!("no MCP server with id `{id}` was declared in this chain")
+}
