@@ -388,6 +388,19 @@ impl Router {
             unreachable!("only bridge entries come here")
         };
         if !self.shims.by_link.contains_key(&link) {
+            // The shim left while connecting: close the connection it will never use.
+            if let (BridgeCall::Connect, Outcome::Result(r)) = (&call, outcome)
+                && let Some(connection) = envelope::connection_id(r)
+            {
+                let params = envelope::single("connectionId", &connection);
+                self.send_to(
+                    owner,
+                    link,
+                    Some(("null", BridgeCall::Disconnect)),
+                    "mcp/disconnect",
+                    &params,
+                );
+            }
             return;
         }
         let mcp_id = &*pending.origin_id;
