@@ -41,7 +41,7 @@ enum Command {
         #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
         config: PathBuf,
     },
-    /// Play the editor: send one prompt through the chain and print the answer.
+    /// Play the editor: send prompts through the chain, in one session, and print the answers.
     Prompt {
         #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
         config: PathBuf,
@@ -51,8 +51,9 @@ enum Command {
         /// The session's working directory (default: the current directory).
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
-        /// The prompt text.
-        text: String,
+        /// The prompt text; several are sent one after another in the same session.
+        #[arg(required = true, value_name = "TEXT")]
+        prompts: Vec<String>,
     },
     /// The stdio MCP server the conductor writes into session setups for agents that
     /// cannot speak MCP-over-ACP; relays to the conductor that wrote it. Not for people.
@@ -105,7 +106,7 @@ pub fn main() -> ExitCode {
             config,
             permissions,
             cwd,
-            text,
+            prompts,
         } => {
             crate::logging::init(cli.log.as_deref(), "warn");
             let Some(config) = load(&config) else {
@@ -119,7 +120,7 @@ pub fn main() -> ExitCode {
                 }
             };
             let options = PromptOptions {
-                text,
+                prompts,
                 cwd,
                 permissions: match permissions {
                     Permissions::Allow => PermissionPolicy::Allow,

@@ -32,7 +32,8 @@ pub enum PermissionPolicy {
 /// What to ask, where, and how to answer permission requests.
 #[derive(Clone, Debug)]
 pub struct PromptOptions {
-    pub text: String,
+    /// The prompts, sent one after another in one session.
+    pub prompts: Vec<String>,
     /// Working directory of the session; made absolute against the process's current directory.
     pub cwd: PathBuf,
     pub permissions: PermissionPolicy,
@@ -64,8 +65,9 @@ impl std::fmt::Display for AgentError {
 
 impl std::error::Error for AgentError {}
 
-/// Plays the editor over one ACP connection: initialize, session/new in `cwd`, one session/prompt.
-/// Writes a readable transcript to `out`; returns the turn's stopReason.
+/// Plays the editor over one ACP connection: initialize, session/new in `cwd`, then each
+/// prompt as a session/prompt, the next once the previous turn ended. Writes a readable
+/// transcript to `out`; returns the first stopReason other than `end_turn`, else `end_turn`.
 ///
 /// An error answer to any of the three requests is returned as an [`AgentError`] inside the
 /// `anyhow::Error`.
@@ -115,18 +117,28 @@ where
         .as_str()
         .context("the agent answered session/new without a sessionId")?
         .to_owned();
-    let answer = editor
-        .call(
-            "session/prompt",
-            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": opts.text}]}),
-        )
-        .await?;
-    let stop_reason = answer["stopReason"]
-        .as_str()
-        .context("the agent answered session/prompt without a stopReason")?
-        .to_owned();
-    editor.transcript.line(&format!("[stop] {stop_reason}"))?;
-    Ok(stop_reason)
+    let mut outcome = "end_turn".to_owned();
+    for (i, text) in opts.prompts.iter().enumerate() {
+        if i > 0 {
+            editor.transcript.line(&format!("[prompt] {text}"))?;
+        }
+        let answer = editor
+            .call(
+                "session/prompt",
+                json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}),
+            )
+            .await?;
+        let stop_reason = answer["stopReason"]
+            .as_str()
+            .context("the agent answered session/prompt without a stopReason")?
+            .to_owned();
+        editor.transcript.line(&format!("[stop] {stop_reason}"))?;
+        if stop_reason != "end_turn" {
+            outcome = stop_reason;
+            break;
+        }
+    }
+    Ok(outcome)
 }
 
 /// Lines from the agent, `\n` or `\r\n` terminated.
@@ -573,7 +585,7 @@ mod tests {
         let agent = tokio::spawn(demo_agent::serve(agent_in, agent_out));
         let (from_agent, to_agent) = tokio::io::split(client);
         let opts = PromptOptions {
-            text: text.to_owned(),
+            prompts: vec![text.to_owned()],
             cwd: cwd.to_owned(),
             permissions,
         };
@@ -755,7 +767,7 @@ mod tests {
         }));
         let (from_agent, to_agent) = tokio::io::split(client);
         let opts = PromptOptions {
-            text: "hi".to_owned(),
+            prompts: vec!["hi".to_owned()],
             cwd: PathBuf::from("/tmp"),
             permissions,
         };
