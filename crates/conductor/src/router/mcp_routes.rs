@@ -27,15 +27,47 @@ pub struct Server {
 #[derive(Debug, Default)]
 pub struct McpTable {
     pub servers: HashMap<String, Server>,
-    /// connectionId → owner, for connections a native agent opened with `mcp/connect`.
-    pub agent_connections: HashMap<String, LinkId>,
+    /// The connection ids a native agent knows → (owner, the owner's id). They differ only
+    /// when two providers chose the same id.
+    agent_connections: HashMap<String, (LinkId, String)>,
+    /// (owner, the owner's id) → the id the agent knows.
+    agent_aliases: HashMap<(LinkId, String), String>,
+}
+
+impl McpTable {
+    /// Records a connection `owner` opened for the agent; returns the id the agent must see,
+    /// which is `connection` unless another provider already uses that id.
+    pub fn open_agent_connection(&mut self, owner: LinkId, connection: String) -> String {
+        let mut visible = connection.clone();
+        let mut n = 1;
+        while self
+            .agent_connections
+            .get(&visible)
+            .is_some_and(|known| *known != (owner, connection.clone()))
+        {
+            visible = format!("{connection}@{owner}.{n}");
+            n += 1;
+        }
+        self.agent_connections
+            .insert(visible.clone(), (owner, connection.clone()));
+        self.agent_aliases
+            .insert((owner, connection), visible.clone());
+        visible
+    }
+
+    fn close_agent_connection(&mut self, visible: &str) -> Option<(LinkId, String)> {
+        let known = self.agent_connections.remove(visible)?;
+        self.agent_aliases.remove(&known);
+        Some(known)
+    }
 }
 
 /// Where an `mcp/*` message goes instead of its ordinary next hop.
 #[derive(Debug)]
 pub enum McpRoute {
     Ordinary,
-    To(Hop),
+    /// To this hop, with the params rewritten when a connection id needs translating.
+    To(Hop, Option<Box<RawValue>>),
     /// To the bridge shim on this link.
     Shim(LinkId),
     /// Answer the sender with -32602 and this message.
@@ -82,7 +114,7 @@ impl Router {
             origin.toward == Toward::Editor && origin.position == self.topology.proxies + 1;
         let fields = McpFields::read(params);
         if from_agent {
-            return self.route_from_agent(method, fields);
+            return self.route_from_agent(method, fields, params);
         }
         if origin.toward != Toward::Agent || method != "mcp/message" {
             return McpRoute::Ordinary;
@@ -92,8 +124,9 @@ impl Router {
             if let Some(shim) = self.shims.by_connection.get(&(link, connection.clone())) {
                 return McpRoute::Shim(*shim);
             }
-            if self.mcp.agent_connections.get(connection) == Some(&link) {
-                return McpRoute::To(self.agent_hop());
+            if let Some(visible) = self.mcp.agent_aliases.get(&(link, connection.clone())) {
+                let params = params.and_then(|p| with_connection_id(p, connection, visible));
+                return McpRoute::To(self.agent_hop(), params);
             }
         } else if let (Some(server), Some(request)) = (&fields.server_id, &fields.request_id)
             && self
@@ -104,13 +137,18 @@ impl Router {
         {
             return match self.shim_for_request(server, request) {
                 Some(shim) => McpRoute::Shim(shim),
-                None => McpRoute::To(self.agent_hop()),
+                None => McpRoute::To(self.agent_hop(), None),
             };
         }
         McpRoute::Ordinary
     }
 
-    fn route_from_agent(&mut self, method: &str, fields: McpFields<'_>) -> McpRoute {
+    fn route_from_agent(
+        &mut self,
+        method: &str,
+        fields: McpFields<'_>,
+        params: Option<&RawValue>,
+    ) -> McpRoute {
         match method {
             "mcp/connect" => {
                 let Some(id) = fields.acp_id.or(fields.server_id) else {
@@ -119,26 +157,30 @@ impl Router {
                     );
                 };
                 match self.mcp.servers.get(&id) {
-                    Some(server) => McpRoute::To(self.owner_hop(server.owner)),
+                    Some(server) => McpRoute::To(self.owner_hop(server.owner), None),
                     None => McpRoute::Refuse(unknown_server(&id)),
                 }
             }
             "mcp/message" | "mcp/disconnect" => {
-                if let Some(connection) = fields.connection_id {
-                    let owner = if method == "mcp/disconnect" {
-                        self.mcp.agent_connections.remove(&connection)
+                if let Some(visible) = fields.connection_id {
+                    let known = if method == "mcp/disconnect" {
+                        self.mcp.close_agent_connection(&visible)
                     } else {
-                        self.mcp.agent_connections.get(&connection).copied()
+                        self.mcp.agent_connections.get(&visible).cloned()
                     };
-                    match owner {
-                        Some(owner) => McpRoute::To(self.owner_hop(owner)),
+                    match known {
+                        Some((owner, connection)) => {
+                            let params =
+                                params.and_then(|p| with_connection_id(p, &visible, &connection));
+                            McpRoute::To(self.owner_hop(owner), params)
+                        }
                         None => McpRoute::Refuse(format!(
-                            "no MCP connection `{connection}` is open in this chain"
+                            "no MCP connection `{visible}` is open in this chain"
                         )),
                     }
                 } else if let Some(id) = fields.server_id {
                     match self.mcp.servers.get(&id) {
-                        Some(server) => McpRoute::To(self.owner_hop(server.owner)),
+                        Some(server) => McpRoute::To(self.owner_hop(server.owner), None),
                         None => McpRoute::Refuse(unknown_server(&id)),
                     }
                 } else {
@@ -224,6 +266,53 @@ impl Router {
     }
 }
 
+/// `params` with `connectionId` set to `to`; `None` when `from` and `to` are the same.
+fn with_connection_id(params: &RawValue, from: &str, to: &str) -> Option<Box<RawValue>> {
+    if from == to {
+        return None;
+    }
+    let id = serde_json::to_string(to).expect("a string serializes");
+    RawValue::from_string(acp_wire::splice::set_path(params, &["connectionId"], &id)).ok()
+}
+
 fn unknown_server(id: &str) -> String {
     format!("no MCP server with id `{id}` was declared in this chain")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_ids_stay_as_chosen_unless_two_providers_collide() {
+        let mut table = McpTable::default();
+        assert_eq!(table.open_agent_connection(1, "conn-1".into()), "conn-1");
+        assert_eq!(table.open_agent_connection(2, "conn-2".into()), "conn-2");
+        let alias = table.open_agent_connection(2, "conn-1".into());
+        assert_ne!(alias, "conn-1");
+        assert_eq!(table.agent_connections[&alias], (2, "conn-1".to_string()));
+        assert_eq!(table.agent_connections["conn-1"], (1, "conn-1".to_string()));
+        assert_eq!(table.agent_aliases[&(2, "conn-1".to_string())], alias);
+        assert_eq!(
+            table.close_agent_connection(&alias),
+            Some((2, "conn-1".to_string()))
+        );
+        assert!(!table.agent_aliases.contains_key(&(2, "conn-1".to_string())));
+        assert_eq!(table.close_agent_connection(&alias), None);
+    }
+
+    #[test]
+    fn connection_id_rewrite_keeps_other_members() {
+        let p = RawValue::from_string(
+            r#"{"connectionId":"c@2.1","method":"tools/call","params":{"n":9007199254740993}}"#
+                .into(),
+        )
+        .unwrap();
+        let out = with_connection_id(&p, "c@2.1", "c").unwrap();
+        assert_eq!(
+            out.get(),
+            r#"{"connectionId":"c","method":"tools/call","params":{"n":9007199254740993}}"#
+        );
+        assert!(with_connection_id(&p, "c", "c").is_none());
+    }
 }

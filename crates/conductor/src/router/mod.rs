@@ -361,8 +361,9 @@ impl Router {
         if method.starts_with("mcp/") {
             match self.mcp_route(link, origin, method, params) {
                 McpRoute::Ordinary => {}
-                McpRoute::To(hop) => {
-                    let reusable = !origin.wrapped && !hop.wrap;
+                McpRoute::To(hop, rewritten) => {
+                    let reusable = !origin.wrapped && !hop.wrap && rewritten.is_none();
+                    let params = rewritten.as_deref().or(params);
                     return self.deliver(link, hop, id, method, params, meta, frame, reusable);
                 }
                 McpRoute::Shim(shim) => return self.relay_to_shim(shim, link, id, params),
@@ -581,7 +582,16 @@ impl Router {
             (Purpose::McpConnect, Outcome::Result(result)) => {
                 if let Some(connection) = crate::mcp::envelope::connection_id(result) {
                     tracing::debug!(%connection, provider = %self.links[link].name, "agent opened an MCP connection");
-                    self.mcp.agent_connections.insert(connection, link);
+                    let visible = self.mcp.open_agent_connection(link, connection.clone());
+                    if visible != connection {
+                        let id = serde_json::to_string(&visible).expect("a string serializes");
+                        rewritten = RawValue::from_string(acp_wire::splice::set_path(
+                            result,
+                            &["connectionId"],
+                            &id,
+                        ))
+                        .ok();
+                    }
                 }
             }
             // The editor learns MCP-over-ACP is available whatever the first proxy says.
