@@ -5,6 +5,30 @@
 //! requests; a prompt turn runs as its own task so the loop keeps reading the client's
 //! `session/cancel`, `$/cancel_request` and the answers to the turn's own requests. Every line
 //! goes through one queue to one writer, so a turn's updates always precede its response.
+//!
+//! What a prompt makes it do, read from its text blocks (resources a proxy embedded do not count):
+//! it always shows a plan and echoes every block; then, if a text block asks for an MCP tool
+//! (rules below), it does only that; otherwise "slow" ticks, "write"/"permission" asks
+//! permission for a write it never does, and "read <path>" reads a line through the client.
+//!
+//! MCP tools come from the session's stdio `mcpServers` (the only kind it launches; it does not
+//! advertise `mcpCapabilities.acp`, so MCP-over-ACP servers must reach it as stdio ones), started
+//! on first use by [`crate::demo_mcp_client`]. A text block asks for a tool when it starts
+//! (after an optional "please") with, case-insensitively, the first that matches of:
+//!
+//! 1. `remember <text>` / `remember that <text>`: tool `remember`, `{"note": text}`;
+//! 2. `what do you recall` / `what do you remember` / `recall`: tool `recall`, `{}`;
+//! 3. `forget note <n>` / `forget <n>` (`n` a whole number, `#` allowed): tool `forget`,
+//!    `{"number": n}`;
+//! 4. `use tool <name> [json]` / `call <name> [json]`: tool `name` with that JSON object as
+//!    arguments (none means `{}`; anything else is refused with a message, nothing is called);
+//! 5. `list tools` / `what tools`: every server's `tools/list`, said as `server: tool1, tool2`.
+//!
+//! A call goes to the first server (in `mcpServers` order) whose `tools/list` names the tool,
+//! streamed as a `tool_call` (`kind` "other", `pending`), a `tool_call_update` `in_progress`,
+//! then one `completed` or `failed` with the tool's text, and a message saying the outcome.
+//! When no server offers the tool, or the server fails, the message says so and the turn still
+//! ends normally.
 
 use std::collections::HashMap;
 use std::io;
@@ -20,8 +44,10 @@ use acp_wire::{Envelope, FrameError, IdKey, LineDecoder, Outcome, RawValue};
 use bytes::{Bytes, BytesMut};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot, watch};
 use tokio::task::JoinSet;
+
+use crate::demo_mcp_client::{self as mcp, Launcher, SessionServers, StdioServer};
 
 /// The only ACP major version this agent speaks.
 const PROTOCOL_VERSION: u64 = 1;
@@ -43,8 +69,17 @@ where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send,
 {
+    serve_with(input, output, mcp::process_launcher()).await
+}
+
+/// [`serve`], starting MCP servers with `launcher`.
+async fn serve_with<R, W>(input: R, output: W, launcher: Launcher) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+{
     let (lines, queue) = mpsc::channel(OUTBOX_CAPACITY);
-    let connection = Connection::new(Outbox { lines });
+    let connection = Connection::new(Outbox { lines }, launcher);
     let (read, written) = tokio::join!(connection.run(input), write_lines(output, queue));
     read.and(written)
 }
@@ -161,6 +196,8 @@ fn lock(requests: &SharedRequests) -> std::sync::MutexGuard<'_, RequestsToClient
 struct Session {
     cwd: PathBuf,
     turn: Option<RunningTurn>,
+    /// Shared with the running turn; at most one turn uses it at a time.
+    servers: Arc<AsyncMutex<SessionServers>>,
 }
 
 /// The read loop's handle on a turn task.
@@ -191,12 +228,14 @@ struct Connection {
     turns_started: u64,
     requests_to_client: SharedRequests,
     turns: JoinSet<()>,
+    launcher: Launcher,
 }
 
 impl Connection {
-    fn new(outbox: Outbox) -> Self {
+    fn new(outbox: Outbox, launcher: Launcher) -> Self {
         Connection {
             outbox,
+            launcher,
             client_reads_files: false,
             sessions: HashMap::new(),
             sessions_created: 0,
@@ -238,6 +277,10 @@ impl Connection {
             }
         };
         self.finish_turns().await;
+        // The sessions end with the connection: their MCP servers too.
+        for session in self.sessions.values() {
+            session.servers.lock().await.close().await;
+        }
         outcome
     }
 
@@ -344,8 +387,24 @@ impl Connection {
             .ok_or_else(|| RpcError::invalid_params("session/new needs cwd, an absolute path"))?;
         self.sessions_created += 1;
         let session_id = format!("demo-session-{}", self.sessions_created);
-        self.sessions
-            .insert(session_id.clone(), Session { cwd, turn: None });
+        let servers = StdioServer::from_declarations(&params["mcpServers"]);
+        tracing::debug!(
+            session = %session_id,
+            "demo agent: stdio MCP servers: [{}]",
+            servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+        );
+        let servers = SessionServers::new(
+            servers,
+            cwd.clone(),
+            self.launcher.clone(),
+            mcp::REQUEST_TIMEOUT,
+        );
+        let session = Session {
+            cwd,
+            turn: None,
+            servers: Arc::new(AsyncMutex::new(servers)),
+        };
+        self.sessions.insert(session_id.clone(), session);
         Ok(json!({ "sessionId": session_id }))
     }
 
@@ -378,7 +437,8 @@ impl Connection {
             session_id: session_id.to_owned(),
             cwd: session.cwd.clone(),
             client_reads_files: self.client_reads_files,
-            tool_call_id: format!("demo-write-{}", self.turns_started),
+            turn_number: self.turns_started,
+            servers: session.servers.clone(),
             cancelled,
         };
         self.turns.spawn(turn.run(id.to_owned(), prompt.clone()));
@@ -470,7 +530,9 @@ struct Turn {
     session_id: String,
     cwd: PathBuf,
     client_reads_files: bool,
-    tool_call_id: String,
+    /// Makes the turn's tool call ids unique on the connection.
+    turn_number: u64,
+    servers: Arc<AsyncMutex<SessionServers>>,
     cancelled: watch::Receiver<bool>,
 }
 
@@ -493,11 +555,16 @@ impl Turn {
     }
 
     async fn play(&mut self, prompt: &[Value]) -> Result<(), Cancelled> {
+        let tool_intent = prompt_tool_intent(prompt);
+        let action = match tool_intent {
+            Some(_) => "Use the requested MCP tool",
+            None => "Carry out a requested write or read",
+        };
         self.update(json!({
             "sessionUpdate": "plan",
             "entries": [
                 {"content": "Show what the prompt contained", "priority": "high", "status": "in_progress"},
-                {"content": "Carry out a requested write or read", "priority": "medium", "status": "pending"},
+                {"content": action, "priority": "medium", "status": "pending"},
             ],
         }))
         .await?;
@@ -508,6 +575,10 @@ impl Turn {
         .await?;
         for block in prompt {
             self.say(&describe_block(block)).await?;
+        }
+        if let Some(intent) = tool_intent {
+            // The rest of the text is the tool's input, not more requests.
+            return self.use_tools(intent).await;
         }
         let text = prompt_text(prompt);
         let lowered = text.to_lowercase();
@@ -588,7 +659,7 @@ impl Turn {
     async fn ask_to_write(&mut self) -> Result<(), Cancelled> {
         let path = self.cwd.join(DEMO_FILE_NAME).to_string_lossy().into_owned();
         let tool_call = json!({
-            "toolCallId": self.tool_call_id,
+            "toolCallId": self.write_call_id(),
             "title": format!("Write {DEMO_FILE_NAME}"),
             "kind": "edit",
             "status": "pending",
@@ -615,27 +686,25 @@ impl Turn {
             }
             Ok(Err(_)) => false,
             Err(Cancelled) => {
-                self.report(self.tool_call_status("failed")).await;
+                self.report(tool_call_status(&self.write_call_id(), "failed"))
+                    .await;
                 return Err(Cancelled);
             }
         };
+        let id = self.write_call_id();
         if granted {
-            self.report(self.tool_call_status("completed")).await;
+            self.report(tool_call_status(&id, "completed")).await;
             self.say("Permission granted: I would write demo.txt (the demo agent never touches your files).\n")
                 .await
         } else {
-            self.report(self.tool_call_status("failed")).await;
+            self.report(tool_call_status(&id, "failed")).await;
             self.say("Permission denied: demo.txt was not written.\n")
                 .await
         }
     }
 
-    fn tool_call_status(&self, status: &str) -> Value {
-        json!({
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": self.tool_call_id,
-            "status": status,
-        })
+    fn write_call_id(&self) -> String {
+        format!("demo-write-{}", self.turn_number)
     }
 
     async fn read_first_line(&mut self, target: &str) -> Result<(), Cancelled> {
@@ -663,6 +732,128 @@ impl Turn {
         };
         self.say(&message).await
     }
+
+    /// Runs `work` unless the turn is cancelled first.
+    async fn or_cancelled<T>(&mut self, work: impl Future<Output = T>) -> Result<T, Cancelled> {
+        self.check_cancelled()?;
+        tokio::select! {
+            biased;
+            () = until_cancelled(&mut self.cancelled) => Err(Cancelled),
+            done = work => Ok(done),
+        }
+    }
+
+    async fn use_tools(&mut self, intent: ToolIntent) -> Result<(), Cancelled> {
+        let servers = self.servers.clone();
+        // Never contended: a session runs one turn at a time.
+        let mut servers = servers.lock().await;
+        match intent {
+            ToolIntent::List => self.list_tools(&mut servers).await,
+            ToolIntent::Call { tool, arguments } => {
+                self.call_tool(&mut servers, &tool, &arguments).await
+            }
+            ToolIntent::BadArguments { tool, problem } => {
+                self.say(&format!(
+                    "I did not call `{tool}`: its arguments must be a JSON object ({problem}).\n"
+                ))
+                .await
+            }
+        }
+    }
+
+    async fn list_tools(&mut self, servers: &mut SessionServers) -> Result<(), Cancelled> {
+        if servers.is_empty() {
+            return self.say(NO_SERVERS).await;
+        }
+        let listed = self.or_cancelled(servers.list_tools()).await?;
+        let text: String = listed
+            .into_iter()
+            .map(|(server, tools)| match tools {
+                Ok(tools) if tools.is_empty() => format!("{server}: (no tools)\n"),
+                Ok(tools) => format!("{server}: {}\n", tools.join(", ")),
+                Err(e) => format!("{server}: could not list its tools: {e}\n"),
+            })
+            .collect();
+        self.say(&text).await
+    }
+
+    async fn call_tool(
+        &mut self,
+        servers: &mut SessionServers,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<(), Cancelled> {
+        let search = self.or_cancelled(servers.find_tool(tool)).await?;
+        let Some(index) = search.found else {
+            let mut text = format!("I cannot do that: no MCP server offers a `{tool}` tool");
+            if servers.is_empty() {
+                text.push_str(" (this session has no stdio MCP servers)");
+            }
+            for failure in &search.failures {
+                text.push_str(&format!("; {failure}"));
+            }
+            text.push_str(".\n");
+            return self.say(&text).await;
+        };
+        let server = servers.name(index).to_owned();
+        let id = format!("demo-tool-{}", self.turn_number);
+        self.update(json!({
+            "sessionUpdate": "tool_call",
+            "toolCallId": id,
+            "title": format!("{server}: {tool}"),
+            "kind": "other",
+            "status": "pending",
+            "rawInput": arguments,
+        }))
+        .await?;
+        let outcome = match self.update(tool_call_status(&id, "in_progress")).await {
+            Ok(()) => {
+                self.or_cancelled(servers.call_tool(index, tool, arguments))
+                    .await
+            }
+            Err(cancelled) => Err(cancelled),
+        };
+        let Ok(outcome) = outcome else {
+            // The call, if it was sent, is withdrawn with notifications/cancelled.
+            self.report(tool_call_status(&id, "failed")).await;
+            return Err(Cancelled);
+        };
+        let (status, text, raw_output, message) = match outcome {
+            Ok(result) if !result.is_error => {
+                let message = format!("The `{tool}` tool of {server} answered:");
+                ("completed", result.text, Some(result.raw), message)
+            }
+            Ok(result) => {
+                let message = format!("The `{tool}` tool of {server} reported an error:");
+                ("failed", result.text, Some(result.raw), message)
+            }
+            Err(e) => {
+                let message = format!("Calling the `{tool}` tool of {server} failed:");
+                ("failed", e.to_string(), None, message)
+            }
+        };
+        let mut update = tool_call_status(&id, status);
+        update["content"] = json!([{"type": "content", "content": {"type": "text", "text": text}}]);
+        if let Some(raw_output) = raw_output {
+            update["rawOutput"] = raw_output;
+        }
+        self.report(update).await;
+        // One line inline, several as a block of their own.
+        let separator = if text.contains('\n') { "\n" } else { " " };
+        self.say(&format!("{message}{separator}{}\n", text.trim_end()))
+            .await
+    }
+}
+
+/// What the agent says when asked about tools in a session with no stdio MCP server.
+const NO_SERVERS: &str = "This session has no stdio MCP servers.\n";
+
+fn tool_call_status(id: &str, status: &str) -> Value {
+    json!({
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": id,
+        "status": status,
+    })
 }
 
 /// Resolves once cancellation was requested, or the read loop is gone (which also ends the turn).
@@ -715,6 +906,144 @@ fn prompt_text(prompt: &[Value]) -> String {
         .join("\n")
 }
 
+/// A request to use the session's MCP tools (the rules are in the module doc).
+#[derive(Debug, Clone, PartialEq)]
+enum ToolIntent {
+    Call {
+        tool: String,
+        arguments: Value,
+    },
+    List,
+    /// `use tool` / `call` with arguments that are not a JSON object: nothing is called.
+    BadArguments {
+        tool: String,
+        problem: String,
+    },
+}
+
+/// The tool request of the first text block that makes one.
+fn prompt_tool_intent(prompt: &[Value]) -> Option<ToolIntent> {
+    prompt
+        .iter()
+        .filter(|block| block["type"] == "text")
+        .filter_map(|block| block["text"].as_str())
+        .find_map(tool_intent)
+}
+
+/// The tool request `text` makes, if any: the first rule of the module doc that matches.
+fn tool_intent(text: &str) -> Option<ToolIntent> {
+    let text = text.trim_start();
+    let text = match after_words(text, &["please"]) {
+        Some(rest) => rest.trim_start().trim_start_matches(','),
+        None => text,
+    };
+    let call = |tool: &str, arguments: Value| ToolIntent::Call {
+        tool: tool.to_owned(),
+        arguments,
+    };
+    if let Some(rest) = after_words(text, &["remember"]) {
+        let rest = rest.trim();
+        let note = match after_words(rest, &["that"]).map(str::trim) {
+            Some(after_that) if !after_that.is_empty() => after_that,
+            _ => rest,
+        };
+        let note = note.trim_start_matches([':', ',']).trim_start();
+        if note.chars().any(char::is_alphanumeric) {
+            return Some(call("remember", json!({ "note": note })));
+        }
+    }
+    let recall = [
+        &["what", "do", "you", "recall"][..],
+        &["what", "do", "you", "remember"],
+        &["recall"],
+    ];
+    if recall
+        .iter()
+        .any(|words| after_words(text, words).is_some())
+    {
+        return Some(call("recall", json!({})));
+    }
+    let number = [&["forget", "note"][..], &["forget"]]
+        .iter()
+        .filter_map(|words| after_words(text, words))
+        .find_map(note_number);
+    if let Some(number) = number {
+        return Some(call("forget", json!({ "number": number })));
+    }
+    if let Some(rest) = [&["use", "tool"][..], &["call"]]
+        .iter()
+        .find_map(|words| after_words(text, words))
+    {
+        let rest = rest.trim_start();
+        let name_end = rest
+            .find(|c: char| c.is_whitespace() || c == '{')
+            .unwrap_or(rest.len());
+        let tool = rest[..name_end].trim_matches(['`', '"', '\'']);
+        if !tool.is_empty() {
+            return Some(tool_call_intent(tool, rest[name_end..].trim()));
+        }
+    }
+    let list = [&["list", "tools"][..], &["what", "tools"]];
+    if list.iter().any(|words| after_words(text, words).is_some()) {
+        return Some(ToolIntent::List);
+    }
+    None
+}
+
+/// The note number at the start of `rest` ("2", "#2", "2."), if that is all its first word is.
+fn note_number(rest: &str) -> Option<u64> {
+    let word = rest.split_whitespace().next()?;
+    word.trim_start_matches('#')
+        .trim_end_matches(['.', ',', ';', ':', '!', '?'])
+        .parse()
+        .ok()
+}
+
+/// `use tool <tool> <arguments>`: the arguments, if any, must be a JSON object.
+fn tool_call_intent(tool: &str, arguments: &str) -> ToolIntent {
+    let arguments = arguments.trim_matches('`').trim();
+    let parsed = if arguments.is_empty() {
+        Ok(json!({}))
+    } else {
+        serde_json::from_str::<Value>(arguments).map_err(|e| e.to_string())
+    };
+    match parsed {
+        Ok(arguments) if arguments.is_object() => ToolIntent::Call {
+            tool: tool.to_owned(),
+            arguments,
+        },
+        Ok(other) => ToolIntent::BadArguments {
+            tool: tool.to_owned(),
+            problem: format!("got {other}"),
+        },
+        Err(problem) => ToolIntent::BadArguments {
+            tool: tool.to_owned(),
+            problem,
+        },
+    }
+}
+
+/// What follows `words` at the start of `text`, matched ASCII case-insensitively with any
+/// whitespace between them; each must be a whole word.
+fn after_words<'t>(text: &'t str, words: &[&str]) -> Option<&'t str> {
+    let mut rest = text;
+    for word in words {
+        rest = rest.trim_start();
+        if !rest.get(..word.len())?.eq_ignore_ascii_case(word) {
+            return None;
+        }
+        rest = &rest[word.len()..];
+        if rest
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            return None;
+        }
+    }
+    Some(rest)
+}
+
 /// The path in "read <path>", if the prompt asks for one.
 fn read_target(text: &str) -> Option<String> {
     let mut words = text.split_whitespace();
@@ -735,6 +1064,8 @@ fn read_target(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::demo_mcp_client::McpError;
+    use crate::demo_mcp_client::test_support::{Seen, notes_launcher, seen_log, wait_for_seen};
     use tokio::io::{AsyncBufReadExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
 
     const WAIT: Duration = Duration::from_secs(10);
@@ -748,9 +1079,13 @@ mod tests {
 
     impl RawClient {
         fn start() -> Self {
+            Self::start_with(mcp::process_launcher())
+        }
+
+        fn start_with(launcher: Launcher) -> Self {
             let (client, agent) = tokio::io::duplex(64 * 1024);
             let (agent_in, agent_out) = tokio::io::split(agent);
-            let agent = tokio::spawn(serve(agent_in, agent_out));
+            let agent = tokio::spawn(serve_with(agent_in, agent_out, launcher));
             let (from_agent, to_agent) = tokio::io::split(client);
             RawClient {
                 from_agent: BufReader::new(from_agent).lines(),
@@ -787,6 +1122,73 @@ mod tests {
                 .await;
             self.expect(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"demo-session-1"}}"#)
                 .await;
+        }
+
+        /// initialize and session/new in /tmp with the given `mcpServers`.
+        async fn open_session_with_servers(&mut self, servers: Value) {
+            self.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#)
+                .await;
+            let initialized = self.recv().await;
+            assert!(
+                initialized.contains(r#""mcpCapabilities":{"http":false,"sse":false}"#),
+                "{initialized}"
+            );
+            let request = json!({
+                "jsonrpc": "2.0", "id": 1, "method": "session/new",
+                "params": {"cwd": "/tmp", "mcpServers": servers},
+            });
+            self.send(&request.to_string()).await;
+            self.expect(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"demo-session-1"}}"#)
+                .await;
+        }
+
+        /// The next line is this `session/update` (compared as JSON).
+        async fn expect_update(&mut self, update: Value) {
+            let line = self.recv().await;
+            let got: Value = serde_json::from_str(&line).unwrap();
+            let expected = json!({
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "demo-session-1", "update": update},
+            });
+            assert_eq!(got, expected, "{line}");
+        }
+
+        /// A notes tool call of turn `turn`, from announcement to its final status.
+        async fn expect_notes_tool_call(
+            &mut self,
+            turn: u64,
+            tool: &str,
+            input: Value,
+            outcome: Result<&str, &str>,
+        ) {
+            let id = format!("demo-tool-{turn}");
+            self.expect_update(json!({
+                "sessionUpdate": "tool_call", "toolCallId": id, "title": format!("notes: {tool}"),
+                "kind": "other", "status": "pending", "rawInput": input,
+            }))
+            .await;
+            self.expect_update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "in_progress"}),
+            )
+            .await;
+            let (status, text, is_error) = match outcome {
+                Ok(text) => ("completed", text, false),
+                Err(text) => ("failed", text, true),
+            };
+            self.expect_update(json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": id, "status": status,
+                "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+                "rawOutput": {"content": [{"type": "text", "text": text}], "isError": is_error},
+            }))
+            .await;
+        }
+
+        async fn expect_end_turn(&mut self, id: u64) {
+            self.expect(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"stopReason":"end_turn"}}}}"#
+            ))
+            .await;
         }
 
         /// Reads the plan and the echo chunks of a one-text-block prompt.
@@ -1167,6 +1569,456 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#
         );
         client.close().await;
+    }
+
+    fn notes_server_entry(name: &str) -> Value {
+        json!({"name": name, "command": "acp-conductor", "args": ["mcp-bridge"], "env": []})
+    }
+
+    fn launches(seen: &Seen) -> Vec<String> {
+        seen_log(seen)
+            .into_iter()
+            .filter(|(kind, _)| kind == "launch")
+            .map(|(_, name)| name)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn remember_recall_and_forget_through_a_stdio_mcp_server() {
+        let seen = Seen::default();
+        let mut client = RawClient::start_with(notes_launcher(seen.clone()));
+        client
+            .open_session_with_servers(json!([
+                {"type": "http", "name": "web", "url": "https://example.com/mcp", "headers": []},
+                {"type": "acp", "name": "proxied", "id": "p-1"},
+                notes_server_entry("notes"),
+            ]))
+            .await;
+        assert!(launches(&seen).is_empty(), "servers start on first use");
+
+        client
+            .send(&prompt(2, "Remember that the build uses nextest"))
+            .await;
+        let plan = client.recv().await;
+        assert!(
+            plan.contains(
+                r#"{"content":"Use the requested MCP tool","priority":"medium","status":"pending"}"#
+            ),
+            "{plan}"
+        );
+        client
+            .expect(&chunk("Demo agent here. I received 1 content block(s):\n"))
+            .await;
+        client
+            .expect(&chunk("> Remember that the build uses nextest\n"))
+            .await;
+        client
+            .expect_notes_tool_call(
+                1,
+                "remember",
+                json!({"note": "the build uses nextest"}),
+                Ok("Noted (note 1)."),
+            )
+            .await;
+        client
+            .expect(&chunk(
+                "The `remember` tool of notes answered: Noted (note 1).\n",
+            ))
+            .await;
+        client.expect_end_turn(2).await;
+
+        // The note is the tool's input: "read", "write" and "slow" in it start nothing.
+        let text = "please remember: read notes.md slowly, then write";
+        client.send(&prompt(3, text)).await;
+        client.skip_echo(text).await;
+        client
+            .expect_notes_tool_call(
+                2,
+                "remember",
+                json!({"note": "read notes.md slowly, then write"}),
+                Ok("Noted (note 2)."),
+            )
+            .await;
+        client
+            .expect(&chunk(
+                "The `remember` tool of notes answered: Noted (note 2).\n",
+            ))
+            .await;
+        client.expect_end_turn(3).await;
+
+        client.send(&prompt(4, "What do you recall?")).await;
+        client.skip_echo("What do you recall?").await;
+        let notes = "1. the build uses nextest\n2. read notes.md slowly, then write";
+        client
+            .expect_notes_tool_call(3, "recall", json!({}), Ok(notes))
+            .await;
+        client
+            .expect(&chunk(&format!(
+                "The `recall` tool of notes answered:\n{notes}\n"
+            )))
+            .await;
+        client.expect_end_turn(4).await;
+
+        client.send(&prompt(5, "forget note #1")).await;
+        client.skip_echo("forget note #1").await;
+        let forgot = "Forgot note 1: the build uses nextest";
+        client
+            .expect_notes_tool_call(4, "forget", json!({"number": 1}), Ok(forgot))
+            .await;
+        client
+            .expect(&chunk(&format!(
+                "The `forget` tool of notes answered: {forgot}\n"
+            )))
+            .await;
+        client.expect_end_turn(5).await;
+
+        // A tool's own error fails the tool call, not the turn.
+        client.send(&prompt(6, "forget 5")).await;
+        client.skip_echo("forget 5").await;
+        client
+            .expect_notes_tool_call(
+                5,
+                "forget",
+                json!({"number": 5}),
+                Err("There is no note 5."),
+            )
+            .await;
+        client
+            .expect(&chunk(
+                "The `forget` tool of notes reported an error: There is no note 5.\n",
+            ))
+            .await;
+        client.expect_end_turn(6).await;
+
+        client.send(&prompt(7, "recall")).await;
+        client.skip_echo("recall").await;
+        let left = "1. read notes.md slowly, then write";
+        client
+            .expect_notes_tool_call(6, "recall", json!({}), Ok(left))
+            .await;
+        client
+            .expect(&chunk(&format!(
+                "The `recall` tool of notes answered: {left}\n"
+            )))
+            .await;
+        client.expect_end_turn(7).await;
+
+        // Only the stdio server was started, once; it answered the pings of `remember` and
+        // its input closes when the connection ends.
+        assert_eq!(launches(&seen), ["notes"]);
+        client.close().await;
+        wait_for_seen(&seen, "notes", "(closed)").await;
+    }
+
+    #[tokio::test]
+    async fn list_tools_unknown_tools_and_bad_arguments() {
+        let seen = Seen::default();
+        let notes = notes_launcher(seen.clone());
+        let launcher: Launcher = Arc::new(move |server, cwd| {
+            if server.name == "broken" {
+                return Err(McpError::Spawn {
+                    server: server.name.clone(),
+                    command: server.command.clone(),
+                    source: io::Error::from(io::ErrorKind::NotFound),
+                });
+            }
+            notes(server, cwd)
+        });
+        let mut client = RawClient::start_with(launcher);
+        client
+            .open_session_with_servers(json!([
+                notes_server_entry("notes"),
+                notes_server_entry("broken"),
+                notes_server_entry("more"),
+            ]))
+            .await;
+
+        client.send(&prompt(2, "What tools do you have?")).await;
+        client.skip_echo("What tools do you have?").await;
+        client
+            .expect(&chunk(
+                "notes: remember, recall, forget, crash, hang\n\
+                 broken: could not list its tools: could not start MCP server `broken` (acp-conductor): entity not found\n\
+                 more: remember, recall, forget, crash, hang\n",
+            ))
+            .await;
+        client.expect_end_turn(2).await;
+
+        client.send(&prompt(3, "use tool nope")).await;
+        client.skip_echo("use tool nope").await;
+        client
+            .expect(&chunk(
+                "I cannot do that: no MCP server offers a `nope` tool; could not start MCP server `broken` (acp-conductor): entity not found.\n",
+            ))
+            .await;
+        client.expect_end_turn(3).await;
+
+        client.send(&prompt(4, "call remember [1]")).await;
+        client.skip_echo("call remember [1]").await;
+        client
+            .expect(&chunk(
+                "I did not call `remember`: its arguments must be a JSON object (got [1]).\n",
+            ))
+            .await;
+        client.expect_end_turn(4).await;
+
+        let text = r#"Use tool `remember` {"note": "first server wins"}"#;
+        client.send(&prompt(5, text)).await;
+        client.skip_echo(text).await;
+        client
+            .expect_notes_tool_call(
+                4,
+                "remember",
+                json!({"note": "first server wins"}),
+                Ok("Noted (note 1)."),
+            )
+            .await;
+        client
+            .expect(&chunk(
+                "The `remember` tool of notes answered: Noted (note 1).\n",
+            ))
+            .await;
+        client.expect_end_turn(5).await;
+        client.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_server_going_away_mid_call_fails_the_tool_call_not_the_turn() {
+        let seen = Seen::default();
+        let mut client = RawClient::start_with(notes_launcher(seen.clone()));
+        client
+            .open_session_with_servers(json!([notes_server_entry("notes")]))
+            .await;
+        client.send(&prompt(2, "call crash {}")).await;
+        client.skip_echo("call crash {}").await;
+        client
+            .expect_update(json!({
+                "sessionUpdate": "tool_call", "toolCallId": "demo-tool-1", "title": "notes: crash",
+                "kind": "other", "status": "pending", "rawInput": {},
+            }))
+            .await;
+        client
+            .expect_update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "demo-tool-1", "status": "in_progress"}))
+            .await;
+        let error = "MCP server `notes` went away before answering tools/call";
+        client
+            .expect_update(json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": "demo-tool-1", "status": "failed",
+                "content": [{"type": "content", "content": {"type": "text", "text": error}}],
+            }))
+            .await;
+        client
+            .expect(&chunk(&format!(
+                "Calling the `crash` tool of notes failed: {error}\n"
+            )))
+            .await;
+        client.expect_end_turn(2).await;
+
+        // The next use starts the server again.
+        client.send(&prompt(3, "recall")).await;
+        client.skip_echo("recall").await;
+        client
+            .expect_notes_tool_call(2, "recall", json!({}), Ok("No notes yet."))
+            .await;
+        let _message = client.recv().await;
+        client.expect_end_turn(3).await;
+        assert_eq!(launches(&seen), ["notes", "notes"]);
+        client.close().await;
+    }
+
+    #[tokio::test]
+    async fn session_cancel_during_a_tool_call_fails_it_and_withdraws_the_call() {
+        let seen = Seen::default();
+        let mut client = RawClient::start_with(notes_launcher(seen.clone()));
+        client
+            .open_session_with_servers(json!([notes_server_entry("notes")]))
+            .await;
+        client.send(&prompt(2, "call hang")).await;
+        client.skip_echo("call hang").await;
+        let _announced = client.recv().await;
+        client
+            .expect_update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "demo-tool-1", "status": "in_progress"}))
+            .await;
+        wait_for_seen(&seen, "notes", "tools/call").await;
+        client
+            .send(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"demo-session-1"}}"#)
+            .await;
+        client
+            .expect_update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "demo-tool-1", "status": "failed"}))
+            .await;
+        client
+            .expect(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#)
+            .await;
+        wait_for_seen(&seen, "notes", "notifications/cancelled").await;
+        client.expect_quiet().await;
+        client.close().await;
+    }
+
+    #[tokio::test]
+    async fn without_stdio_servers_the_agent_says_no_server_offers_the_tool() {
+        let mut client = RawClient::start();
+        client
+            .open_session_with_servers(json!([{"type": "acp", "name": "notes", "id": "n-1"}]))
+            .await;
+        client.send(&prompt(2, "remember the milk")).await;
+        client.skip_echo("remember the milk").await;
+        client
+            .expect(&chunk("I cannot do that: no MCP server offers a `remember` tool (this session has no stdio MCP servers).\n"))
+            .await;
+        client.expect_end_turn(2).await;
+        client.send(&prompt(3, "list tools")).await;
+        client.skip_echo("list tools").await;
+        client
+            .expect(&chunk("This session has no stdio MCP servers.\n"))
+            .await;
+        client.expect_end_turn(3).await;
+        client.close().await;
+    }
+
+    fn call(tool: &str, arguments: Value) -> Option<ToolIntent> {
+        Some(ToolIntent::Call {
+            tool: tool.to_owned(),
+            arguments,
+        })
+    }
+
+    fn remember(note: &str) -> Option<ToolIntent> {
+        call("remember", json!({ "note": note }))
+    }
+
+    #[test]
+    fn tool_intent_rules() {
+        // remember <text> / remember that <text>
+        assert_eq!(tool_intent("remember the milk"), remember("the milk"));
+        assert_eq!(
+            tool_intent("Remember that the build uses nextest."),
+            remember("the build uses nextest.")
+        );
+        assert_eq!(tool_intent("REMEMBER THAT x"), remember("x"));
+        assert_eq!(tool_intent("remember thatcher"), remember("thatcher"));
+        assert_eq!(tool_intent("remember that"), remember("that"));
+        assert_eq!(
+            tool_intent("  please remember: buy milk  "),
+            remember("buy milk")
+        );
+        assert_eq!(tool_intent("Please, remember it\nall"), remember("it\nall"));
+        assert_eq!(tool_intent("please\nremember\tthat  x"), remember("x"));
+        assert_eq!(tool_intent("remember"), None);
+        assert_eq!(tool_intent("remember?"), None);
+        assert_eq!(tool_intent("remembering things"), None);
+        assert_eq!(tool_intent("I remember it"), None);
+
+        // recall
+        let recall = call("recall", json!({}));
+        for text in [
+            "what do you recall",
+            "What do you recall?",
+            "what   do you\nremember",
+            "What do you remember about me",
+            "recall",
+            "RECALL everything",
+            "please recall",
+        ] {
+            assert_eq!(tool_intent(text), recall, "{text:?}");
+        }
+        assert_eq!(tool_intent("recalled"), None);
+        assert_eq!(tool_intent("what do you think"), None);
+        assert_eq!(tool_intent("what do you remembers"), None);
+
+        // forget <n> / forget note <n>
+        let forget = |n: u64| call("forget", json!({ "number": n }));
+        assert_eq!(tool_intent("forget 2"), forget(2));
+        assert_eq!(tool_intent("Forget note 3"), forget(3));
+        assert_eq!(tool_intent("forget note #4."), forget(4));
+        assert_eq!(tool_intent("forget #1 please"), forget(1));
+        assert_eq!(tool_intent("forget it"), None);
+        assert_eq!(tool_intent("forget note"), None);
+        assert_eq!(tool_intent("forget -1"), None);
+        assert_eq!(tool_intent("forgetting 2"), None);
+
+        // use tool <name> [json] / call <name> [json]
+        assert_eq!(
+            tool_intent(r#"use tool remember {"note": "x"}"#),
+            remember("x")
+        );
+        assert_eq!(tool_intent("call recall"), recall);
+        assert_eq!(tool_intent("CALL `recall`"), recall);
+        assert_eq!(tool_intent(r#"call remember{"note":"y"}"#), remember("y"));
+        assert_eq!(
+            tool_intent("use tool t `{\"a\": 1}`"),
+            call("t", json!({"a": 1}))
+        );
+        assert_eq!(
+            tool_intent("use tool my-tool.v2 {}"),
+            call("my-tool.v2", json!({}))
+        );
+        assert_eq!(
+            tool_intent("call t [1]"),
+            Some(ToolIntent::BadArguments {
+                tool: "t".into(),
+                problem: "got [1]".into()
+            })
+        );
+        let Some(ToolIntent::BadArguments { tool, problem }) = tool_intent("call t {oops") else {
+            panic!("not refused")
+        };
+        assert_eq!(tool, "t");
+        assert!(problem.contains("line 1"), "{problem}");
+        assert_eq!(tool_intent("call"), None);
+        assert_eq!(tool_intent("call  "), None);
+        assert_eq!(tool_intent("use tools x"), None);
+        assert_eq!(tool_intent("caller t"), None);
+
+        // list tools / what tools
+        for text in ["list tools", "List Tools please", "What tools do you have?"] {
+            assert_eq!(tool_intent(text), Some(ToolIntent::List), "{text:?}");
+        }
+        assert_eq!(tool_intent("list the tools"), None);
+        assert_eq!(tool_intent("listing tools"), None);
+
+        // The first rule that matches wins.
+        assert_eq!(
+            tool_intent("remember to call recall"),
+            remember("to call recall")
+        );
+        assert_eq!(tool_intent("recall what tools"), recall);
+        assert_eq!(
+            tool_intent("call forget 2"),
+            Some(ToolIntent::BadArguments {
+                tool: "forget".into(),
+                problem: "got 2".into()
+            })
+        );
+
+        // What the demo did before stays as it was.
+        for text in [
+            "",
+            "  ",
+            "hello",
+            "please write it",
+            "read notes.md",
+            "go slow",
+            "Permission?",
+        ] {
+            assert_eq!(tool_intent(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn tool_intent_comes_from_the_first_text_block_that_asks() {
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let resource =
+            json!({"type": "resource", "resource": {"uri": "file:///r", "text": "recall"}});
+        assert_eq!(
+            prompt_tool_intent(&[text("some context"), text("list tools"), text("recall")]),
+            Some(ToolIntent::List)
+        );
+        assert_eq!(prompt_tool_intent(std::slice::from_ref(&resource)), None);
+        assert_eq!(
+            prompt_tool_intent(&[resource, text("forget 1")]),
+            call("forget", json!({"number": 1}))
+        );
+        assert_eq!(prompt_tool_intent(&[]), None);
     }
 
     #[test]

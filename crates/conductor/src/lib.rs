@@ -7,6 +7,7 @@ pub mod cli;
 pub mod component;
 pub mod config;
 pub mod demo_agent;
+pub mod demo_mcp_client;
 pub mod event;
 pub mod logging;
 pub mod mcp;
