@@ -130,9 +130,8 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
         router.handle(failure);
     }
     drop(events_tx);
-    // `run` consumes the router; dropping it drops every outbox, so writers finish what is
-    // queued, then close the editor's output and every component's stdin.
     let finish = router.run().await;
+    router.close_components();
     match editor_writer {
         EditorWriter::Thread(handle) => {
             let _ = tokio::time::timeout(
@@ -145,7 +144,14 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
             let _ = tokio::time::timeout(EDITOR_FLUSH_WAIT, handle).await;
         }
     }
-    stop_components(started).await;
+    // Shims are released as the agent closes them, and all of them once it has stopped.
+    let stopping = stop_components(started);
+    tokio::pin!(stopping);
+    tokio::select! {
+        () = &mut stopping => {}
+        () = router.release_shims() => stopping.await,
+    }
+    drop(router);
     finish
 }
 

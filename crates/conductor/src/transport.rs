@@ -98,6 +98,12 @@ impl Outbox {
         )
     }
 
+    /// An outbox with no writer: whatever is sent to it is dropped. Replacing a link's
+    /// outbox with it lets that link's writer finish its queue and close the output.
+    pub fn closed() -> Outbox {
+        Outbox::new(1).0
+    }
+
     /// Queues one frame (without its newline).
     pub fn send(&self, frame: Bytes) -> Queued {
         let len = frame.len();

@@ -737,9 +737,7 @@ impl Router {
     }
 
     fn close_shim(&mut self, link: LinkId) {
-        let (closed, _) = Outbox::new(1);
-        let old = std::mem::replace(&mut self.links[link].outbox, closed);
-        drop(old);
+        self.links[link].outbox = Outbox::closed();
         self.shims.by_link.remove(&link);
         self.links[link].alive = false;
     }

@@ -196,8 +196,41 @@ impl Router {
         self.agent
     }
 
+    /// After [`run`](Self::run): closes the editor's output and every component's input
+    /// (each writer first finishes what is queued). Bridge shims stay connected, so that the
+    /// agent, told to stop, closes its MCP servers itself instead of seeing them die first.
+    pub fn close_components(&mut self) {
+        for l in &mut self.links {
+            if l.role != Role::Shim {
+                l.outbox = Outbox::closed();
+            }
+        }
+    }
+
+    /// After [`close_components`](Self::close_components): lets go of each shim as soon as
+    /// it closes its side (the agent closed that MCP server), so it exits at once. Returns
+    /// when no shim is connected; the caller bounds the wait.
+    pub async fn release_shims(&mut self) {
+        while self.links.iter().any(|l| l.role == Role::Shim && l.alive) {
+            match self.events.recv().await {
+                Some(
+                    Event::Read {
+                        link,
+                        event: ReadEvent::Closed(_),
+                    }
+                    | Event::WriteFailed { link, .. },
+                ) if self.links[link].role == Role::Shim => {
+                    self.links[link].alive = false;
+                    self.links[link].outbox = Outbox::closed();
+                }
+                Some(_) => {}
+                None => return,
+            }
+        }
+    }
+
     /// Routes until the editor leaves, a signal arrives, or the chain fails.
-    pub async fn run(mut self) -> Finish {
+    pub async fn run(&mut self) -> Finish {
         loop {
             if let RunState::Finished(finish) = self.state {
                 return finish;
