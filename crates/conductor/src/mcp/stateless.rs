@@ -9,6 +9,7 @@ use acp_wire::splice::{Members, set_path};
 pub const REVISION: &str = "2026-07-28";
 const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 /// MCP revisions with an `initialize` handshake that the bridge can answer, oldest first.
 const HANDSHAKE_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -104,7 +105,16 @@ pub fn initialize_result(hello: &ClientHello, discovered: Option<&RawValue>, nam
             .map(|v| v.get().to_string())
     };
     let capabilities = member("capabilities").unwrap_or_else(|| r#"{"tools":{}}"#.to_string());
+    // Revision 2026-07-28 moved `serverInfo` into `_meta`; earlier drafts had it on top.
     let server_info = member("serverInfo")
+        .or_else(|| {
+            discovered
+                .as_ref()
+                .and_then(|m| m.get("_meta"))
+                .and_then(Members::of)
+                .and_then(|meta| meta.get(SERVER_INFO_KEY).map(|v| v.get().to_string()))
+                .filter(|v| v.trim_start().starts_with('{'))
+        })
         .unwrap_or_else(|| serde_json::json!({ "name": name, "version": "unknown" }).to_string());
     let mut out = String::from("{\"protocolVersion\":");
     out.push_str(&serde_json::to_string(version).expect("a string serializes"));
@@ -201,6 +211,15 @@ mod tests {
         assert_eq!(out["capabilities"]["tools"]["listChanged"], true);
         assert_eq!(out["serverInfo"]["name"], "p");
         assert_eq!(out["instructions"], "use me");
+        // As rmcp 3.11 answers: serverInfo under `_meta`.
+        let sdk = raw(
+            r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"sdk-tools","version":"0.1.0"}}}"#,
+        );
+        let out = json(&initialize_result(&hello, Some(&sdk), "declared"));
+        assert_eq!(
+            out["serverInfo"],
+            json(r#"{"name":"sdk-tools","version":"0.1.0"}"#)
+        );
     }
 
     #[test]

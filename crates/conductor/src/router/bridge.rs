@@ -673,7 +673,9 @@ impl Router {
         let Some(shim) = self.shims.by_link.remove(&link) else {
             return;
         };
+        // Closing our side lets the shim, which waits for it after its stdin closed, exit now.
         self.links[link].alive = false;
+        self.links[link].outbox = Outbox::closed();
         let name = self
             .mcp
             .servers
