@@ -72,6 +72,8 @@ pub enum McpRoute {
     Shim(LinkId),
     /// Answer the sender with -32602 and this message.
     Refuse(String),
+    /// Answer the sender with -32601 and this message: no one that way serves the method.
+    Unserved(String),
 }
 
 impl Router {
@@ -115,6 +117,19 @@ impl Router {
         let fields = McpFields::read(params);
         if from_agent {
             return self.route_from_agent(method, fields, params);
+        }
+        // A provider passing `mcp/connect` on toward the editor for a server declared at or
+        // after its position: no one that way serves it. Providers built on the official SDK
+        // do so for their own servers, meaning they speak the connectionless form only.
+        if origin.toward == Toward::Editor
+            && method == "mcp/connect"
+            && let Some(id) = fields.acp_id.as_ref().or(fields.server_id.as_ref())
+            && let Some(server) = self.mcp.servers.get(id)
+            && server.owner >= origin.position
+        {
+            return McpRoute::Unserved(format!(
+                "mcp/connect is not served for MCP server `{id}` toward the editor"
+            ));
         }
         if origin.toward != Toward::Agent || method != "mcp/message" {
             return McpRoute::Ordinary;

@@ -413,6 +413,14 @@ impl Router {
                     }
                     return;
                 }
+                McpRoute::Unserved(message) => {
+                    tracing::debug!(component = %self.links[link].name, method, "{message}");
+                    if let Some(id) = id {
+                        let code = error_code::METHOD_NOT_FOUND;
+                        self.reply_error(link, id.get(), code, &message, None);
+                    }
+                    return;
+                }
             }
         }
         let hop = self.topology.next_hop(origin);
