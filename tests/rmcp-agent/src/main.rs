@@ -1,0 +1,353 @@
+//! `test-rmcp-agent`: an ACP agent whose MCP client is the official Rust MCP SDK (`rmcp`), an
+//! independent peer for the MCP-over-ACP tests. Must not share code with the conductor.
+//!
+//! Each line of a prompt is a command (see `commands.rs`): `open LABEL SERVER`, `list LABEL`,
+//! `call LABEL TOOL [JSON]`, `call-progress ...`, `pid LABEL`, `close LABEL`, `events LABEL`,
+//! `sleep MS`, and with `--acp` `open-id LABEL ID`. Each output line is sent as an agent
+//! message chunk; the turn then ends with `end_turn`.
+//!
+//! Options: `--acp` (advertise `mcpCapabilities.acp` and speak `mcp/connect` itself for
+//! `{"type":"acp"}` servers), `--mcp-version V` (the MCP revision its clients ask for,
+//! default 2025-06-18), `--record PATH` (one JSON line per session setup and per line said).
+//! Exits when stdin closes.
+
+mod acp;
+mod clients;
+mod commands;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::acp::Channel;
+use crate::clients::{Connection, Events, first_message_text, sampling_answer};
+use crate::commands::Command;
+
+struct Agent {
+    acp: Channel,
+    speaks_acp: bool,
+    mcp_version: String,
+    /// Session id → its `mcpServers`.
+    sessions: Mutex<HashMap<String, Vec<Value>>>,
+    /// Label → connection; prompts run one at a time per editor, so one lock suffices.
+    connections: tokio::sync::Mutex<HashMap<String, Connection>>,
+    /// Over-ACP connection id → (label, events), for messages the conductor delivers.
+    over_acp: Mutex<HashMap<String, (String, Events)>>,
+    next_session: Mutex<u64>,
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut speaks_acp = false;
+    let mut mcp_version = "2025-06-18".to_string();
+    let mut record = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--acp" => speaks_acp = true,
+            "--mcp-version" => mcp_version = args.next().expect("--mcp-version takes a value"),
+            "--record" => {
+                let path = args.next().expect("--record takes a path");
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+                record = Some(file);
+            }
+            other => panic!("unknown option {other}"),
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async move {
+        let (acp, mut lines) = Channel::new(record);
+        let writer = tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            while let Some(line) = lines.recv().await {
+                let line = line + "\n";
+                if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let agent = Arc::new(Agent {
+            acp,
+            speaks_acp,
+            mcp_version,
+            sessions: Mutex::default(),
+            connections: tokio::sync::Mutex::default(),
+            over_acp: Mutex::default(),
+            next_session: Mutex::new(0),
+        });
+        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = stdin.next_line().await {
+            match serde_json::from_str::<Value>(&line) {
+                Ok(message) => agent.clone().on_message(message),
+                Err(e) => eprintln!("test-rmcp-agent: not JSON ({e}): {line}"),
+            }
+        }
+        drop(agent);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
+    });
+    // Child servers are not killed: their stdin closes with us, as with any agent.
+    std::process::exit(0);
+}
+
+impl Agent {
+    fn on_message(self: Arc<Self>, message: Value) {
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let id = message.get("id").cloned();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        match (method.as_deref(), id) {
+            (None, Some(_)) => {
+                if !self.acp.deliver(&message) {
+                    eprintln!("test-rmcp-agent: a response to no request: {message}");
+                }
+            }
+            (Some("initialize"), Some(id)) => self.acp.respond(
+                &id,
+                json!({
+                    "protocolVersion": 1,
+                    "agentCapabilities": {
+                        "loadSession": false,
+                        "mcpCapabilities": { "acp": self.speaks_acp, "http": false, "sse": false }
+                    },
+                    "agentInfo": { "name": "test-rmcp-agent", "version": "0.1.0" },
+                    "authMethods": []
+                }),
+            ),
+            (
+                Some(m @ ("session/new" | "session/load" | "session/resume" | "session/fork")),
+                Some(id),
+            ) => {
+                let servers = params["mcpServers"].as_array().cloned().unwrap_or_default();
+                self.acp
+                    .record(json!({ "event": "session/new", "method": m, "mcpServers": servers }));
+                let session = match params["sessionId"].as_str() {
+                    Some(existing) if m != "session/fork" => existing.to_string(),
+                    _ => {
+                        let mut next = self.next_session.lock().expect("session lock");
+                        *next += 1;
+                        format!("s{next}")
+                    }
+                };
+                self.sessions
+                    .lock()
+                    .expect("sessions lock")
+                    .insert(session.clone(), servers);
+                let result = match m {
+                    "session/new" | "session/fork" => json!({ "sessionId": session }),
+                    _ => json!({}),
+                };
+                self.acp.respond(&id, result);
+            }
+            (Some("session/prompt"), Some(id)) => {
+                tokio::spawn(async move { self.prompt(id, params).await });
+            }
+            (Some("mcp/message"), Some(id)) => self.on_server_request(&id, &params),
+            (Some("mcp/message"), None) => self.on_server_notification(&params),
+            (Some(_), Some(id)) => self.acp.respond_error(&id, -32601, "method not found"),
+            (Some(_), None) => {}
+            (None, None) => eprintln!("test-rmcp-agent: not a JSON-RPC message: {message}"),
+        }
+    }
+
+    /// A server request the conductor delivers on an over-ACP connection (sampling).
+    fn on_server_request(&self, id: &Value, params: &Value) {
+        let Some((label, events)) = self.over_acp_connection(params) else {
+            self.acp.respond_error(id, -32602, "unknown connectionId");
+            return;
+        };
+        if params["method"] != "sampling/createMessage" {
+            self.acp.respond_error(id, -32601, "method not found");
+            return;
+        }
+        let text = first_message_text(&params["params"]);
+        events
+            .lock()
+            .expect("events lock")
+            .push(format!("request {label}: sampling/createMessage {text}"));
+        self.acp.respond(id, sampling_answer(&text));
+    }
+
+    fn on_server_notification(&self, params: &Value) {
+        if let Some((label, events)) = self.over_acp_connection(params) {
+            let method = params["method"].as_str().unwrap_or("?");
+            let inner = params.get("params").cloned().unwrap_or(json!({}));
+            events
+                .lock()
+                .expect("events lock")
+                .push(format!("notification {label}: {method} {inner}"));
+        }
+    }
+
+    fn over_acp_connection(&self, params: &Value) -> Option<(String, Events)> {
+        let connection = params["connectionId"].as_str()?;
+        self.over_acp
+            .lock()
+            .expect("over-ACP lock")
+            .get(connection)
+            .cloned()
+    }
+
+    async fn prompt(self: Arc<Self>, id: Value, params: Value) {
+        let session = params["sessionId"].as_str().unwrap_or_default().to_string();
+        let text: Vec<&str> = params["prompt"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str())
+            .collect();
+        let text = text.join("\n");
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let said = match commands::parse(line) {
+                Ok(command) => self.run(&session, command).await,
+                Err(e) => vec![format!("error: {e}")],
+            };
+            for line in said {
+                self.acp.record(json!({ "event": "said", "line": line }));
+                self.acp.notify(
+                    "session/update",
+                    json!({
+                        "sessionId": session,
+                        "update": {
+                            "sessionUpdate": "agent_message_chunk",
+                            "content": { "type": "text", "text": format!("{line}\n") }
+                        }
+                    }),
+                );
+            }
+        }
+        self.acp.respond(&id, json!({ "stopReason": "end_turn" }));
+    }
+
+    async fn run(&self, session: &str, command: Command) -> Vec<String> {
+        let mut connections = self.connections.lock().await;
+        if let Some(label) = command.label()
+            && !connections.contains_key(label)
+            && !matches!(command, Command::Events { .. } | Command::Close { .. })
+        {
+            // `list` and `call` open a connection named after its server.
+            match self.open(session, label, label).await {
+                Ok((connection, _)) => {
+                    connections.insert(label.to_string(), connection);
+                }
+                Err(e) => return vec![format!("error open {label}: {e}")],
+            }
+        }
+        match command {
+            Command::Open { label, server } => match self.open(session, &label, &server).await {
+                Ok((connection, opened)) => {
+                    connections.insert(label.clone(), connection);
+                    vec![format!("opened {label} {opened}")]
+                }
+                Err(e) => vec![format!("error open {label}: {e}")],
+            },
+            Command::OpenId { label, id } => {
+                if !self.speaks_acp {
+                    return vec![format!("error open {label}: open-id needs --acp")];
+                }
+                let connect = json!({ "acpId": id });
+                match self.open_acp(&label, connect).await {
+                    Ok((connection, opened)) => {
+                        connections.insert(label.clone(), connection);
+                        vec![format!("opened {label} {opened}")]
+                    }
+                    Err(e) => vec![format!("error open {label}: {e}")],
+                }
+            }
+            Command::List { label } => match connections[&label].list(&self.acp).await {
+                Ok(tools) => vec![format!("tools {label}: {}", tools.join(","))],
+                Err(e) => vec![format!("error {label} list: {e}")],
+            },
+            Command::Call {
+                label,
+                tool,
+                arguments,
+                progress,
+            } => {
+                let connection = &connections[&label];
+                match connection
+                    .call(&self.acp, &tool, &arguments, progress)
+                    .await
+                {
+                    Ok(text) => vec![format!("result {label} {tool}: {text}")],
+                    Err(e) => vec![format!("error {label} {tool}: {e}")],
+                }
+            }
+            Command::Pid { label } => match connections[&label].pid() {
+                Ok(pid) => vec![format!("pid {label} {pid}")],
+                Err(e) => vec![format!("error pid {label}: {e}")],
+            },
+            Command::Close { label } => match connections.remove(&label) {
+                Some(connection) => match connection.close(&self.acp).await {
+                    Ok(how) => vec![format!("closed {label} {how}")],
+                    Err(e) => vec![format!("error close {label}: {e}")],
+                },
+                None => vec![format!("error close {label}: not open")],
+            },
+            Command::Events { label } => match connections.get(&label) {
+                Some(connection) => connection.events().lock().expect("events lock").clone(),
+                None => vec![format!("error events {label}: not open")],
+            },
+            Command::Sleep { ms } => {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                vec!["slept".to_string()]
+            }
+        }
+    }
+
+    /// Opens a connection to the server named `server` in this session's `mcpServers`.
+    async fn open(
+        &self,
+        session: &str,
+        label: &str,
+        server: &str,
+    ) -> Result<(Connection, String), String> {
+        let entry = self
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .get(session)
+            .and_then(|servers| servers.iter().find(|s| s["name"] == server).cloned())
+            .ok_or_else(|| format!("session {session} has no MCP server named `{server}`"))?;
+        if entry["type"] == "acp" {
+            if !self.speaks_acp {
+                return Err(format!("`{server}` is an acp server and --acp is not set"));
+            }
+            let connect = match (entry.get("id"), entry.get("serverId")) {
+                (Some(id), _) => json!({ "acpId": id }),
+                (None, Some(id)) => json!({ "serverId": id }),
+                (None, None) => return Err(format!("`{server}` has no id")),
+            };
+            return self.open_acp(label, connect).await;
+        }
+        clients::open_stdio(label, &entry, &self.mcp_version).await
+    }
+
+    async fn open_acp(&self, label: &str, connect: Value) -> Result<(Connection, String), String> {
+        let events = Events::default();
+        let (connection_id, opened) =
+            clients::open_over_acp(&self.acp, connect, &self.mcp_version).await?;
+        self.over_acp
+            .lock()
+            .expect("over-ACP lock")
+            .insert(connection_id.clone(), (label.to_string(), events.clone()));
+        Ok((
+            Connection::OverAcp {
+                connection_id,
+                events,
+            },
+            opened,
+        ))
+    }
+}
