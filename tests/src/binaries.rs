@@ -96,6 +96,33 @@ pub const TOOL_GUARD: WorkspaceProgram = WorkspaceProgram {
     build: "cargo build -p tool-guard",
 };
 
+pub const NOTES_PROXY: WorkspaceProgram = WorkspaceProgram {
+    path: "acp-notes-proxy",
+    sources: &[
+        "proxies/notes/src",
+        "proxies/notes/Cargo.toml",
+        KIT_SOURCES[0],
+        KIT_SOURCES[1],
+        KIT_SOURCES[2],
+    ],
+    build: "cargo build -p notes-proxy",
+};
+
+/// An ACP agent whose MCP client is the official Rust MCP SDK (`rmcp`).
+pub const RMCP_AGENT: WorkspaceProgram = WorkspaceProgram {
+    path: "test-rmcp-agent",
+    sources: &["tests/rmcp-agent/src", "tests/rmcp-agent/Cargo.toml"],
+    build: "cargo build -p rmcp-agent",
+};
+
+/// A proxy providing MCP tools, built on the official Rust ACP SDK (`agent-client-protocol`
+/// with `agent-client-protocol-rmcp`).
+pub const SDK_PROVIDER: WorkspaceProgram = WorkspaceProgram {
+    path: "test-sdk-provider",
+    sources: &["tests/sdk-provider/src", "tests/sdk-provider/Cargo.toml"],
+    build: "cargo build -p sdk-provider",
+};
+
 /// The example proxy of docs/proxies.md, `crates/proxy-kit/examples/shout.rs`.
 pub const SHOUT_EXAMPLE: WorkspaceProgram = WorkspaceProgram {
     path: "examples/shout",

@@ -5,7 +5,8 @@
 //! does not build for this package: `cargo build -p acp-conductor` first (or set
 //! `ACP_CONDUCTOR_BIN`). A build older than the conductor's sources is refused. The tests of
 //! the bundled proxies and of the kit's example proxy run `acp-context-proxy`, `acp-tool-guard`
-//! and `examples/shout` from the same directory, refused the same way when stale:
+//! and `examples/shout` from the same directory, refused the same way when stale; so are the
+//! MCP tests' `acp-notes-proxy`, `test-rmcp-agent` and `test-sdk-provider`:
 //! `cargo build --workspace --bins --examples` builds everything they launch.
 
 pub mod agent_script;
@@ -14,6 +15,7 @@ pub mod chain;
 pub mod editor;
 pub mod fixture_io;
 pub mod jsonrpc;
+pub mod mcp_chain;
 pub mod processes;
 pub mod scenario;
 pub mod views;

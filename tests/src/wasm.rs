@@ -39,12 +39,18 @@ impl WasmTarget {
 }
 
 /// The packages built for both targets, and their binaries.
-const PACKAGES: [&str; 3] = ["wasm-fixtures", "context-proxy", "tool-guard"];
+const PACKAGES: [&str; 4] = [
+    "wasm-fixtures",
+    "context-proxy",
+    "tool-guard",
+    "notes-proxy",
+];
 pub const PROBE: &str = "wasm-probe";
 pub const SOCKET: &str = "wasm-socket";
 pub const CONTEXT: &str = "acp-context-proxy";
 pub const GUARD: &str = "acp-tool-guard";
-const BINARIES: [&str; 4] = [PROBE, SOCKET, CONTEXT, GUARD];
+pub const NOTES: &str = "acp-notes-proxy";
+const BINARIES: [&str; 5] = [PROBE, SOCKET, CONTEXT, GUARD, NOTES];
 
 /// How long the first build and warm-up may take on a cold machine.
 const BUILD_PATIENCE: Duration = Duration::from_secs(900);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use acp_conductor_tests::agent_script;
-use acp_conductor_tests::binaries::{CONTEXT_PROXY, TOOL_GUARD, workspace_root};
+use acp_conductor_tests::binaries::{CONTEXT_PROXY, NOTES_PROXY, TOOL_GUARD, workspace_root};
 use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::{Exchange, Reply, prompt_params};
 use acp_conductor_tests::jsonrpc::RawMessage;
@@ -635,6 +635,7 @@ fn readme_demo_chain_injects_the_team_context_and_the_guard_denies_the_write() {
     // The example finds both proxies next to the conductor: they must be current.
     binaries.workspace_program(&CONTEXT_PROXY);
     binaries.workspace_program(&TOOL_GUARD);
+    binaries.workspace_program(&NOTES_PROXY);
     let root = workspace_root();
     let config = root.join("conductor.toml.example");
     let mut editor = Editor::launch(
@@ -715,6 +716,7 @@ fn readme_demo_command_prints_the_injected_context_and_the_denial() {
     let binaries = binaries!();
     binaries.workspace_program(&CONTEXT_PROXY);
     binaries.workspace_program(&TOOL_GUARD);
+    binaries.workspace_program(&NOTES_PROXY);
     let output = Command::new(&binaries.conductor)
         .current_dir(workspace_root())
         .args([
