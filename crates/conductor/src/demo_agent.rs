@@ -1184,6 +1184,25 @@ mod tests {
             .await;
         }
 
+        /// A whole turn of a one-block prompt that calls one notes tool: the prompt's echo,
+        /// tool call number `call`, what the agent then says, and the end of the turn.
+        async fn tool_turn(
+            &mut self,
+            prompt_id: u64,
+            text: &str,
+            call: (u64, &str, Value),
+            outcome: Result<&str, &str>,
+            said: &str,
+        ) {
+            self.send(&prompt(prompt_id, text)).await;
+            self.skip_echo(text).await;
+            let (number, tool, input) = call;
+            self.expect_notes_tool_call(number, tool, input, outcome)
+                .await;
+            self.expect(&chunk(said)).await;
+            self.expect_end_turn(prompt_id).await;
+        }
+
         async fn expect_end_turn(&mut self, id: u64) {
             self.expect(&format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"stopReason":"end_turn"}}}}"#
@@ -1629,79 +1648,63 @@ mod tests {
 
         // The note is the tool's input: "read", "write" and "slow" in it start nothing.
         let text = "please remember: read notes.md slowly, then write";
-        client.send(&prompt(3, text)).await;
-        client.skip_echo(text).await;
         client
-            .expect_notes_tool_call(
-                2,
-                "remember",
-                json!({"note": "read notes.md slowly, then write"}),
+            .tool_turn(
+                3,
+                text,
+                (
+                    2,
+                    "remember",
+                    json!({"note": "read notes.md slowly, then write"}),
+                ),
                 Ok("Noted (note 2)."),
+                "The `remember` tool of notes answered: Noted (note 2).\n",
             )
             .await;
-        client
-            .expect(&chunk(
-                "The `remember` tool of notes answered: Noted (note 2).\n",
-            ))
-            .await;
-        client.expect_end_turn(3).await;
 
-        client.send(&prompt(4, "What do you recall?")).await;
-        client.skip_echo("What do you recall?").await;
         let notes = "1. the build uses nextest\n2. read notes.md slowly, then write";
         client
-            .expect_notes_tool_call(3, "recall", json!({}), Ok(notes))
-            .await;
-        client
-            .expect(&chunk(&format!(
-                "The `recall` tool of notes answered:\n{notes}\n"
-            )))
-            .await;
-        client.expect_end_turn(4).await;
-
-        client.send(&prompt(5, "forget note #1")).await;
-        client.skip_echo("forget note #1").await;
-        let forgot = "Forgot note 1: the build uses nextest";
-        client
-            .expect_notes_tool_call(4, "forget", json!({"number": 1}), Ok(forgot))
-            .await;
-        client
-            .expect(&chunk(&format!(
-                "The `forget` tool of notes answered: {forgot}\n"
-            )))
-            .await;
-        client.expect_end_turn(5).await;
-
-        // A tool's own error fails the tool call, not the turn.
-        client.send(&prompt(6, "forget 5")).await;
-        client.skip_echo("forget 5").await;
-        client
-            .expect_notes_tool_call(
-                5,
-                "forget",
-                json!({"number": 5}),
-                Err("There is no note 5."),
+            .tool_turn(
+                4,
+                "What do you recall?",
+                (3, "recall", json!({})),
+                Ok(notes),
+                &format!("The `recall` tool of notes answered:\n{notes}\n"),
             )
             .await;
-        client
-            .expect(&chunk(
-                "The `forget` tool of notes reported an error: There is no note 5.\n",
-            ))
-            .await;
-        client.expect_end_turn(6).await;
 
-        client.send(&prompt(7, "recall")).await;
-        client.skip_echo("recall").await;
+        let forgot = "Forgot note 1: the build uses nextest";
+        client
+            .tool_turn(
+                5,
+                "forget note #1",
+                (4, "forget", json!({"number": 1})),
+                Ok(forgot),
+                &format!("The `forget` tool of notes answered: {forgot}\n"),
+            )
+            .await;
+
+        // A tool's own error fails the tool call, not the turn.
+        client
+            .tool_turn(
+                6,
+                "forget 5",
+                (5, "forget", json!({"number": 5})),
+                Err("There is no note 5."),
+                "The `forget` tool of notes reported an error: There is no note 5.\n",
+            )
+            .await;
+
         let left = "1. read notes.md slowly, then write";
         client
-            .expect_notes_tool_call(6, "recall", json!({}), Ok(left))
+            .tool_turn(
+                7,
+                "recall",
+                (6, "recall", json!({})),
+                Ok(left),
+                &format!("The `recall` tool of notes answered: {left}\n"),
+            )
             .await;
-        client
-            .expect(&chunk(&format!(
-                "The `recall` tool of notes answered: {left}\n"
-            )))
-            .await;
-        client.expect_end_turn(7).await;
 
         // Only the stdio server was started, once; it answered the pings of `remember` and
         // its input closes when the connection ends.
@@ -1763,22 +1766,15 @@ mod tests {
         client.expect_end_turn(4).await;
 
         let text = r#"Use tool `remember` {"note": "first server wins"}"#;
-        client.send(&prompt(5, text)).await;
-        client.skip_echo(text).await;
         client
-            .expect_notes_tool_call(
-                4,
-                "remember",
-                json!({"note": "first server wins"}),
+            .tool_turn(
+                5,
+                text,
+                (4, "remember", json!({"note": "first server wins"})),
                 Ok("Noted (note 1)."),
+                "The `remember` tool of notes answered: Noted (note 1).\n",
             )
             .await;
-        client
-            .expect(&chunk(
-                "The `remember` tool of notes answered: Noted (note 1).\n",
-            ))
-            .await;
-        client.expect_end_turn(5).await;
         client.close().await;
     }
 
