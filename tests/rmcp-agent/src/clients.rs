@@ -1,23 +1,26 @@
-//! The agent's MCP client connections: stdio servers through rmcp (the official Rust MCP
-//! SDK), and, with `--acp`, servers reached over ACP with `mcp/connect` and `mcp/message`.
+//! The agent's MCP client connections: stdio servers spawned and spoken to by rmcp (the
+//! official Rust MCP SDK), or servers reached over ACP (`over_acp.rs`). Knows no prompt syntax.
 
-// Sampling and logging are deprecated by a later MCP revision; agents still answer them.
+// Sampling is deprecated by a later MCP revision (SEP-2577); agents still answer it.
 #![allow(deprecated)]
 
-use std::process::Stdio;
+use std::future::Future;
+use std::pin::Pin;
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, CreateMessageRequestParams,
-    CreateMessageResult, ErrorData, LoggingMessageNotificationParam, ProgressNotificationParam,
+    CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ErrorData,
 };
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::service::{RequestContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::{TokioChildProcess, Transport};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
-use tokio::process::Child;
 
-use crate::acp::{Channel, describe_error};
+use crate::acp::Channel;
+use crate::over_acp::{AcpConnection, Routes};
 
 /// What a server sent to its client, as the `events` command prints it.
 pub type Events = Arc<Mutex<Vec<String>>>;
@@ -32,7 +35,8 @@ pub fn sampling_answer(first_text: &str) -> Value {
     })
 }
 
-/// The text of the first message of `sampling/createMessage` params.
+/// The text of the first message of `sampling/createMessage` params (content as one block or,
+/// since MCP 2025-11-25, as a list of blocks).
 pub fn first_message_text(params: &Value) -> String {
     let content = &params["messages"][0]["content"];
     let text = content["text"]
@@ -41,31 +45,80 @@ pub fn first_message_text(params: &Value) -> String {
     text.unwrap_or("").to_string()
 }
 
-pub fn client_config(version: &str) -> ClientConfig {
-    serde_json::from_value(json!({
+/// The `initialize` params the agent's clients send.
+pub fn client_info(version: &str) -> Value {
+    json!({
         "protocolVersion": version,
         "capabilities": { "sampling": {} },
         "clientInfo": { "name": "test-rmcp-agent", "version": "0.1.0" }
-    }))
-    .expect("a valid client config")
+    })
 }
 
-/// rmcp's client handler: answers sampling, records notifications.
+/// `<serverInfo.name> <protocolVersion>` of an `initialize` result.
+pub fn describe_server(initialize_result: &Value) -> String {
+    format!(
+        "{} {}",
+        initialize_result["serverInfo"]["name"]
+            .as_str()
+            .unwrap_or("?"),
+        initialize_result["protocolVersion"].as_str().unwrap_or("?")
+    )
+}
+
+/// The text contents of a `tools/call` result, concatenated (` [isError]` appended when so).
+pub fn tool_text(result: &Value) -> String {
+    let mut text: String = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    if result["isError"] == true {
+        text.push_str(" [isError]");
+    }
+    text
+}
+
+/// The `events` line for a message a server sent: notifications and sampling requests;
+/// `None` for anything else (responses, other requests).
+pub fn event_line(label: &str, message: &Value) -> Option<String> {
+    let method = message["method"].as_str()?;
+    let params = match message.get("params") {
+        Some(params) if !params.is_null() => keys_sorted(params),
+        _ => json!({}),
+    };
+    match message.get("id") {
+        None => Some(format!("notification {label}: {method} {params}")),
+        Some(_) if method == "sampling/createMessage" => Some(format!(
+            "request {label}: sampling/createMessage {}",
+            first_message_text(&params)
+        )),
+        Some(_) => None,
+    }
+}
+
+/// `value` with every object's keys in sorted order, so an event line reads the same
+/// whether or not some other crate in the build turns on serde_json's `preserve_order`.
+fn keys_sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), keys_sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(keys_sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// rmcp's client handler: answers sampling. What the server sends is recorded by
+/// [`RecordingTransport`], in order (rmcp runs each notification handler in a task of its own).
 pub struct Handler {
-    label: String,
-    events: Events,
     config: ClientConfig,
-}
-
-impl Handler {
-    fn push(&self, line: String) {
-        self.events.lock().expect("events lock").push(line);
-    }
-
-    fn note(&self, method: &str, params: Result<Value, serde_json::Error>) {
-        let params = params.unwrap_or(Value::Null);
-        self.push(format!("notification {}: {method} {params}", self.label));
-    }
 }
 
 impl ClientHandler for Handler {
@@ -75,36 +128,8 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let params = serde_json::to_value(&params).unwrap_or(Value::Null);
-        let text = first_message_text(&params);
-        self.push(format!(
-            "request {}: sampling/createMessage {text}",
-            self.label
-        ));
-        serde_json::from_value(sampling_answer(&text))
+        serde_json::from_value(sampling_answer(&first_message_text(&params)))
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.note("notifications/progress", serde_json::to_value(&params));
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.note("notifications/message", serde_json::to_value(&params));
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.push(format!(
-            "notification {}: notifications/tools/list_changed {{}}",
-            self.label
-        ));
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -112,20 +137,116 @@ impl ClientHandler for Handler {
     }
 }
 
+/// rmcp's child-process transport, recording each message the server sends as it arrives.
+pub struct RecordingTransport {
+    inner: TokioChildProcess,
+    label: String,
+    events: Events,
+}
+
+impl Transport<RoleClient> for RecordingTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        let value = serde_json::to_value(&message).unwrap_or(Value::Null);
+        if let Some(line) = event_line(&self.label, &value) {
+            self.events.lock().expect("events lock").push(line);
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// Where the exit status of a stdio server lands once rmcp has waited for it.
+type ExitCell = Arc<Mutex<Option<ExitStatus>>>;
+
+/// A process-wrap layer that keeps the exit status seen by whoever waits for the child:
+/// rmcp's transport waits for (and reaps) it on close and keeps nothing.
+#[derive(Debug, Default)]
+struct KeepExitStatus(ExitCell);
+
+impl CommandWrapper for KeepExitStatus {
+    fn wrap_child(
+        &mut self,
+        child: Box<dyn ChildWrapper>,
+        _core: &CommandWrap,
+    ) -> std::io::Result<Box<dyn ChildWrapper>> {
+        Ok(Box::new(StatusKeepingChild {
+            inner: child,
+            exit: self.0.clone(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct StatusKeepingChild {
+    inner: Box<dyn ChildWrapper>,
+    exit: ExitCell,
+}
+
+impl StatusKeepingChild {
+    fn keep(exit: &ExitCell, status: ExitStatus) {
+        *exit.lock().expect("exit lock") = Some(status);
+    }
+}
+
+impl ChildWrapper for StatusKeepingChild {
+    fn inner(&self) -> &dyn ChildWrapper {
+        &*self.inner
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn ChildWrapper {
+        &mut *self.inner
+    }
+
+    fn into_inner(self: Box<Self>) -> Box<dyn ChildWrapper> {
+        self.inner
+    }
+
+    fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        let status = self.inner.try_wait()?;
+        if let Some(status) = status {
+            Self::keep(&self.exit, status);
+        }
+        Ok(status)
+    }
+
+    fn wait(&mut self) -> Pin<Box<dyn Future<Output = std::io::Result<ExitStatus>> + Send + '_>> {
+        let exit = self.exit.clone();
+        let waiting = self.inner.wait();
+        Box::pin(async move {
+            let status = waiting.await?;
+            Self::keep(&exit, status);
+            Ok(status)
+        })
+    }
+}
+
 /// One open MCP client connection.
 pub enum Connection {
     Stdio {
         service: Box<RunningService<RoleClient, Handler>>,
-        child: Child,
+        pid: Option<u32>,
+        exit: ExitCell,
         events: Events,
     },
-    OverAcp {
-        connection_id: String,
-        events: Events,
-    },
+    OverAcp(AcpConnection),
 }
 
-/// A stdio server entry of `mcpServers`.
+/// Starts the stdio server of an `mcpServers` entry (`command`, `args`, `env`) with rmcp's
+/// child-process transport and initializes an rmcp client with it. Returns the connection
+/// and `<serverInfo.name> <protocolVersion>`.
 pub async fn open_stdio(
     label: &str,
     server: &Value,
@@ -143,95 +264,45 @@ pub async fn open_stdio(
             process.env(name, value);
         }
     }
-    process
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = process
+    let exit = ExitCell::default();
+    let mut process = CommandWrap::from(process);
+    process.wrap(KeepExitStatus(exit.clone()));
+    // Piped stdin and stdout, inherited stderr: the server logs where the agent does.
+    let (transport, _no_stderr) = TokioChildProcess::builder(process)
         .spawn()
         .map_err(|e| format!("cannot start {command}: {e}"))?;
-    let stdin = child.stdin.take().expect("piped stdin");
-    let stdout = child.stdout.take().expect("piped stdout");
+    let pid = transport.id();
     let events = Events::default();
-    let handler = Handler {
+    let config: ClientConfig = serde_json::from_value(client_info(version))
+        .map_err(|e| format!("bad client info for version {version}: {e}"))?;
+    let transport = RecordingTransport {
+        inner: transport,
         label: label.to_string(),
         events: events.clone(),
-        config: client_config(version),
     };
-    let service = handler
-        .serve((stdout, stdin))
+    let service = Handler { config }
+        .serve(transport)
         .await
         .map_err(|e| format!("MCP initialize failed: {e}"))?;
     let info = service
         .peer_info()
         .map(|info| serde_json::to_value(&*info).unwrap_or(Value::Null))
         .unwrap_or(Value::Null);
-    let opened = format!(
-        "{} {}",
-        info["serverInfo"]["name"].as_str().unwrap_or("?"),
-        info["protocolVersion"].as_str().unwrap_or("?")
-    );
-    Ok((
-        Connection::Stdio {
-            service: Box::new(service),
-            child,
-            events,
-        },
-        opened,
-    ))
-}
-
-/// `mcp/connect` to `connect_params`, then the MCP handshake over `mcp/message`.
-pub async fn open_over_acp(
-    acp: &Channel,
-    connect_params: Value,
-    version: &str,
-) -> Result<(String, String), String> {
-    let connected = acp
-        .request("mcp/connect", connect_params)
-        .await
-        .map_err(|e| describe_error(&e))?;
-    let connection_id = connected["connectionId"]
-        .as_str()
-        .ok_or_else(|| format!("mcp/connect answered without a connectionId: {connected}"))?
-        .to_string();
-    let init = json!({
-        "protocolVersion": version,
-        "capabilities": { "sampling": {} },
-        "clientInfo": { "name": "test-rmcp-agent", "version": "0.1.0" }
-    });
-    let result = message(acp, &connection_id, "initialize", init)
-        .await
-        .map_err(|e| describe_error(&e))?;
-    acp.notify(
-        "mcp/message",
-        json!({ "connectionId": connection_id, "method": "notifications/initialized", "params": {} }),
-    );
-    let opened = format!(
-        "{} {}",
-        result["serverInfo"]["name"].as_str().unwrap_or("?"),
-        result["protocolVersion"].as_str().unwrap_or("?")
-    );
-    Ok((connection_id, opened))
-}
-
-async fn message(
-    acp: &Channel,
-    connection_id: &str,
-    method: &str,
-    params: Value,
-) -> Result<Value, Value> {
-    acp.request(
-        "mcp/message",
-        json!({ "connectionId": connection_id, "method": method, "params": params }),
-    )
-    .await
+    let opened = describe_server(&info);
+    let connection = Connection::Stdio {
+        service: Box::new(service),
+        pid,
+        exit,
+        events,
+    };
+    Ok((connection, opened))
 }
 
 impl Connection {
     pub fn events(&self) -> &Events {
         match self {
-            Connection::Stdio { events, .. } | Connection::OverAcp { events, .. } => events,
+            Connection::Stdio { events, .. } => events,
+            Connection::OverAcp(connection) => &connection.events,
         }
     }
 
@@ -242,21 +313,13 @@ impl Connection {
                 let tools = service.list_all_tools().await.map_err(describe_service)?;
                 Ok(tools.iter().map(|t| t.name.to_string()).collect())
             }
-            Connection::OverAcp { connection_id, .. } => {
-                let result = message(acp, connection_id, "tools/list", json!({}))
-                    .await
-                    .map_err(|e| describe_error(&e))?;
-                Ok(result["tools"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|t| t["name"].as_str().map(str::to_string))
-                    .collect())
-            }
+            Connection::OverAcp(connection) => connection.list(acp).await,
         }
     }
 
-    /// Calls a tool; the text it answered (with ` [isError]` when it says so).
+    /// Calls a tool; the text it answered (see [`tool_text`]). Over ACP, `progress` puts
+    /// `_meta.progressToken` = `progress-<tool>` in the request; rmcp puts a progress token
+    /// of its own (a number) in every request, replacing any set, so on stdio it changes nothing.
     pub async fn call(
         &self,
         acp: &Channel,
@@ -264,69 +327,117 @@ impl Connection {
         arguments: &Value,
         progress: bool,
     ) -> Result<String, String> {
-        let mut params = json!({ "name": tool, "arguments": arguments });
-        if progress {
-            params["_meta"] = json!({ "progressToken": format!("progress-{tool}") });
-        }
-        let result = match self {
+        match self {
             Connection::Stdio { service, .. } => {
-                let params: CallToolRequestParams =
-                    serde_json::from_value(params).map_err(|e| format!("bad call params: {e}"))?;
-                let result: CallToolResult =
-                    service.call_tool(params).await.map_err(describe_service)?;
-                serde_json::to_value(&result).unwrap_or(Value::Null)
+                let mut params = CallToolRequestParams::new(tool.to_string());
+                params.arguments = arguments.as_object().cloned();
+                let result = service.call_tool(params).await.map_err(describe_service)?;
+                Ok(tool_text(
+                    &serde_json::to_value(&result).unwrap_or(Value::Null),
+                ))
             }
-            Connection::OverAcp { connection_id, .. } => {
-                message(acp, connection_id, "tools/call", params)
+            Connection::OverAcp(connection) => {
+                let token = progress.then(|| format!("progress-{tool}"));
+                connection
+                    .call(acp, tool, arguments, token.as_deref())
                     .await
-                    .map_err(|e| describe_error(&e))?
             }
-        };
-        let text: Vec<&str> = result["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["text"].as_str())
-            .collect();
-        let mut text = text.concat();
-        if result["isError"] == true {
-            text.push_str(" [isError]");
         }
-        Ok(text)
     }
 
     pub fn pid(&self) -> Result<u32, String> {
         match self {
-            Connection::Stdio { child, .. } => child.id().ok_or_else(|| "exited".to_string()),
-            Connection::OverAcp { .. } => Err("not a process".to_string()),
+            Connection::Stdio { pid, .. } => pid.ok_or_else(|| "no pid".to_string()),
+            Connection::OverAcp(_) => Err("not a process".to_string()),
         }
     }
 
-    /// Closes the connection: a stdio server's input closes and it is waited for (5 s).
-    pub async fn close(self, acp: &Channel) -> Result<String, String> {
+    /// Closes the connection. A stdio server: rmcp closes its stdin and waits for it (then,
+    /// as rmcp does, SIGTERM after 3 s and SIGKILL after 3 s more); says how it exited.
+    pub async fn close(self, acp: &Channel, routes: &Routes) -> Result<String, String> {
         match self {
-            Connection::Stdio {
-                service, mut child, ..
-            } => {
-                let _ = service.cancel().await;
-                match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
-                    Ok(Ok(status)) => Ok(status.to_string()),
-                    Ok(Err(e)) => Err(e.to_string()),
-                    Err(_) => Err("the server did not exit within 5 s".to_string()),
+            Connection::Stdio { service, exit, .. } => {
+                match tokio::time::timeout(Duration::from_secs(10), service.cancel()).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => return Err(format!("the MCP client task failed: {e}")),
+                    Err(_) => return Err("the MCP client did not stop within 10 s".to_string()),
                 }
+                let status = *exit.lock().expect("exit lock");
+                status
+                    .map(|s| s.to_string())
+                    .ok_or_else(|| "the server's exit status is unknown".to_string())
             }
-            Connection::OverAcp { connection_id, .. } => acp
-                .request("mcp/disconnect", json!({ "connectionId": connection_id }))
-                .await
-                .map(|_| "disconnected".to_string())
-                .map_err(|e| describe_error(&e)),
+            Connection::OverAcp(connection) => connection.close(acp, routes).await,
         }
     }
 }
 
+/// `code message` for an MCP error, else rmcp's description.
 fn describe_service(error: ServiceError) -> String {
     match error {
         ServiceError::McpError(e) => format!("{} {}", e.code.0, e.message),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_reads_either_content_form() {
+        let one =
+            json!({ "messages": [{ "role": "user", "content": { "type": "text", "text": "q" } }] });
+        let many = json!({ "messages": [{ "role": "user", "content": [{ "type": "text", "text": "r" }] }] });
+        assert_eq!(first_message_text(&one), "q");
+        assert_eq!(first_message_text(&many), "r");
+        assert_eq!(sampling_answer("q")["content"]["text"], "sampled: q");
+    }
+
+    #[test]
+    fn events_are_notifications_and_sampling_requests() {
+        let progress = json!({ "jsonrpc": "2.0", "method": "notifications/progress",
+            "params": { "progressToken": 1, "progress": 1 } });
+        assert_eq!(
+            event_line("t", &progress).unwrap(),
+            r#"notification t: notifications/progress {"progress":1,"progressToken":1}"#
+        );
+        let changed = json!({ "method": "notifications/tools/list_changed", "params": null });
+        assert_eq!(
+            event_line("t", &changed).unwrap(),
+            "notification t: notifications/tools/list_changed {}"
+        );
+        let sampling = json!({ "id": 3, "method": "sampling/createMessage", "params": {
+            "messages": [{ "role": "user", "content": { "type": "text", "text": "q?" } }] } });
+        assert_eq!(
+            event_line("t", &sampling).unwrap(),
+            "request t: sampling/createMessage q?"
+        );
+        assert_eq!(event_line("t", &json!({ "id": 4, "method": "ping" })), None);
+        assert_eq!(event_line("t", &json!({ "id": 4, "result": {} })), None);
+    }
+
+    #[test]
+    fn tool_text_joins_text_and_marks_errors() {
+        let result = json!({ "content": [
+            { "type": "text", "text": "a" },
+            { "type": "image", "data": "", "mimeType": "image/png" },
+            { "type": "text", "text": "b" }
+        ], "isError": true });
+        assert_eq!(tool_text(&result), "ab [isError]");
+        assert_eq!(
+            tool_text(&json!({ "content": [{ "type": "text", "text": "x" }] })),
+            "x"
+        );
+    }
+
+    #[test]
+    fn client_info_is_an_rmcp_client_config_for_each_tested_version() {
+        for version in ["2025-06-18", "2025-11-25"] {
+            let config: ClientConfig = serde_json::from_value(client_info(version)).unwrap();
+            let back = serde_json::to_value(&config).unwrap();
+            assert_eq!(back["protocolVersion"], version);
+            assert!(back["capabilities"]["sampling"].is_object(), "{back}");
+        }
     }
 }

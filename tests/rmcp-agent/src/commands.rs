@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 /// One line of a prompt. A LABEL names one MCP client connection (global to the agent);
-/// a SERVER is the `name` of an entry of the session's `mcpServers`.
+/// a SERVER is the `name` of an entry of the session's `mcpServers`. `list` and `call` open
+/// a LABEL not open yet, as if by `open LABEL LABEL`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// `open LABEL SERVER`
@@ -30,20 +31,7 @@ pub enum Command {
     Sleep { ms: u64 },
 }
 
-impl Command {
-    /// The connection a command uses, if it needs one already open.
-    pub fn label(&self) -> Option<&str> {
-        match self {
-            Command::List { label }
-            | Command::Call { label, .. }
-            | Command::Pid { label }
-            | Command::Close { label }
-            | Command::Events { label } => Some(label),
-            _ => None,
-        }
-    }
-}
-
+/// One line of prompt text as a command; `Err` says what is wrong with it.
 pub fn parse(line: &str) -> Result<Command, String> {
     let line = line.trim();
     let (verb, rest) = split_word(line);

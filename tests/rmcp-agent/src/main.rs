@@ -1,19 +1,10 @@
 //! `test-rmcp-agent`: an ACP agent whose MCP client is the official Rust MCP SDK (`rmcp`), an
-//! independent peer for the MCP-over-ACP tests. Must not share code with the conductor.
-//!
-//! Each line of a prompt is a command (see `commands.rs`): `open LABEL SERVER`, `list LABEL`,
-//! `call LABEL TOOL [JSON]`, `call-progress ...`, `pid LABEL`, `close LABEL`, `events LABEL`,
-//! `sleep MS`, and with `--acp` `open-id LABEL ID`. Each output line is sent as an agent
-//! message chunk; the turn then ends with `end_turn`.
-//!
-//! Options: `--acp` (advertise `mcpCapabilities.acp` and speak `mcp/connect` itself for
-//! `{"type":"acp"}` servers), `--mcp-version V` (the MCP revision its clients ask for,
-//! default 2025-06-18), `--record PATH` (one JSON line per session setup and per line said).
-//! Exits when stdin closes.
+//! independent peer for the MCP-over-ACP tests; shares no code with the conductor.
 
 mod acp;
 mod clients;
 mod commands;
+mod over_acp;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,8 +13,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::acp::Channel;
-use crate::clients::{Connection, Events, first_message_text, sampling_answer};
+use crate::clients::Connection;
 use crate::commands::Command;
+use crate::over_acp::Routes;
 
 struct Agent {
     acp: Channel,
@@ -31,13 +23,20 @@ struct Agent {
     mcp_version: String,
     /// Session id → its `mcpServers`.
     sessions: Mutex<HashMap<String, Vec<Value>>>,
-    /// Label → connection; prompts run one at a time per editor, so one lock suffices.
+    /// Label → connection, shared by all sessions; one command runs at a time.
     connections: tokio::sync::Mutex<HashMap<String, Connection>>,
-    /// Over-ACP connection id → (label, events), for messages the conductor delivers.
-    over_acp: Mutex<HashMap<String, (String, Events)>>,
+    /// Over-ACP connections, for the messages the conductor delivers to them.
+    routes: Routes,
     next_session: Mutex<u64>,
 }
 
+/// Reads ACP from stdin until it closes. Each line of a prompt is a command (`commands.rs`);
+/// each line a command outputs is sent as an agent message chunk; the turn then ends with
+/// `end_turn`.
+///
+/// Options: `--acp` (advertise `mcpCapabilities.acp` and speak `mcp/connect` itself for
+/// `{"type":"acp"}` servers), `--mcp-version V` (the MCP revision its clients ask for,
+/// default 2025-06-18), `--record PATH` (one JSON line per session setup and per line said).
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut speaks_acp = false;
@@ -82,7 +81,7 @@ fn main() {
             mcp_version,
             sessions: Mutex::default(),
             connections: tokio::sync::Mutex::default(),
-            over_acp: Mutex::default(),
+            routes: Routes::default(),
             next_session: Mutex::new(0),
         });
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
@@ -153,50 +152,12 @@ impl Agent {
             (Some("session/prompt"), Some(id)) => {
                 tokio::spawn(async move { self.prompt(id, params).await });
             }
-            (Some("mcp/message"), Some(id)) => self.on_server_request(&id, &params),
-            (Some("mcp/message"), None) => self.on_server_notification(&params),
+            (Some("mcp/message"), Some(id)) => self.routes.on_request(&self.acp, &id, &params),
+            (Some("mcp/message"), None) => self.routes.on_notification(&params),
             (Some(_), Some(id)) => self.acp.respond_error(&id, -32601, "method not found"),
             (Some(_), None) => {}
             (None, None) => eprintln!("test-rmcp-agent: not a JSON-RPC message: {message}"),
         }
-    }
-
-    /// A server request the conductor delivers on an over-ACP connection (sampling).
-    fn on_server_request(&self, id: &Value, params: &Value) {
-        let Some((label, events)) = self.over_acp_connection(params) else {
-            self.acp.respond_error(id, -32602, "unknown connectionId");
-            return;
-        };
-        if params["method"] != "sampling/createMessage" {
-            self.acp.respond_error(id, -32601, "method not found");
-            return;
-        }
-        let text = first_message_text(&params["params"]);
-        events
-            .lock()
-            .expect("events lock")
-            .push(format!("request {label}: sampling/createMessage {text}"));
-        self.acp.respond(id, sampling_answer(&text));
-    }
-
-    fn on_server_notification(&self, params: &Value) {
-        if let Some((label, events)) = self.over_acp_connection(params) {
-            let method = params["method"].as_str().unwrap_or("?");
-            let inner = params.get("params").cloned().unwrap_or(json!({}));
-            events
-                .lock()
-                .expect("events lock")
-                .push(format!("notification {label}: {method} {inner}"));
-        }
-    }
-
-    fn over_acp_connection(&self, params: &Value) -> Option<(String, Events)> {
-        let connection = params["connectionId"].as_str()?;
-        self.over_acp
-            .lock()
-            .expect("over-ACP lock")
-            .get(connection)
-            .cloned()
     }
 
     async fn prompt(self: Arc<Self>, id: Value, params: Value) {
@@ -232,38 +193,33 @@ impl Agent {
 
     async fn run(&self, session: &str, command: Command) -> Vec<String> {
         let mut connections = self.connections.lock().await;
-        if let Some(label) = command.label()
+        // `list` and `call` first open a connection named after its server.
+        if let Command::List { label } | Command::Call { label, .. } = &command
             && !connections.contains_key(label)
-            && !matches!(command, Command::Events { .. } | Command::Close { .. })
         {
-            // `list` and `call` open a connection named after its server.
             match self.open(session, label, label).await {
                 Ok((connection, _)) => {
-                    connections.insert(label.to_string(), connection);
+                    connections.insert(label.clone(), connection);
                 }
                 Err(e) => return vec![format!("error open {label}: {e}")],
             }
         }
         match command {
-            Command::Open { label, server } => match self.open(session, &label, &server).await {
-                Ok((connection, opened)) => {
-                    connections.insert(label.clone(), connection);
-                    vec![format!("opened {label} {opened}")]
-                }
-                Err(e) => vec![format!("error open {label}: {e}")],
-            },
+            Command::Open { label, .. } | Command::OpenId { label, .. }
+                if connections.contains_key(&label) =>
+            {
+                vec![format!("error open {label}: already open")]
+            }
+            Command::Open { label, server } => {
+                let opened = self.open(session, &label, &server).await;
+                keep_opened(&mut connections, label, opened)
+            }
             Command::OpenId { label, id } => {
                 if !self.speaks_acp {
                     return vec![format!("error open {label}: open-id needs --acp")];
                 }
-                let connect = json!({ "acpId": id });
-                match self.open_acp(&label, connect).await {
-                    Ok((connection, opened)) => {
-                        connections.insert(label.clone(), connection);
-                        vec![format!("opened {label} {opened}")]
-                    }
-                    Err(e) => vec![format!("error open {label}: {e}")],
-                }
+                let opened = self.open_acp(&label, json!({ "acpId": id })).await;
+                keep_opened(&mut connections, label, opened)
             }
             Command::List { label } => match connections[&label].list(&self.acp).await {
                 Ok(tools) => vec![format!("tools {label}: {}", tools.join(","))],
@@ -275,21 +231,21 @@ impl Agent {
                 arguments,
                 progress,
             } => {
-                let connection = &connections[&label];
-                match connection
+                let called = connections[&label]
                     .call(&self.acp, &tool, &arguments, progress)
-                    .await
-                {
+                    .await;
+                match called {
                     Ok(text) => vec![format!("result {label} {tool}: {text}")],
                     Err(e) => vec![format!("error {label} {tool}: {e}")],
                 }
             }
-            Command::Pid { label } => match connections[&label].pid() {
-                Ok(pid) => vec![format!("pid {label} {pid}")],
-                Err(e) => vec![format!("error pid {label}: {e}")],
+            Command::Pid { label } => match connections.get(&label).map(Connection::pid) {
+                Some(Ok(pid)) => vec![format!("pid {label} {pid}")],
+                Some(Err(e)) => vec![format!("error pid {label}: {e}")],
+                None => vec![format!("error pid {label}: not open")],
             },
             Command::Close { label } => match connections.remove(&label) {
-                Some(connection) => match connection.close(&self.acp).await {
+                Some(connection) => match connection.close(&self.acp, &self.routes).await {
                     Ok(how) => vec![format!("closed {label} {how}")],
                     Err(e) => vec![format!("error close {label}: {e}")],
                 },
@@ -320,6 +276,11 @@ impl Agent {
             .get(session)
             .and_then(|servers| servers.iter().find(|s| s["name"] == server).cloned())
             .ok_or_else(|| format!("session {session} has no MCP server named `{server}`"))?;
+        if let Some(kind @ ("http" | "sse")) = entry["type"].as_str() {
+            return Err(format!(
+                "`{server}` is an {kind} server, which this agent cannot reach"
+            ));
+        }
         if entry["type"] == "acp" {
             if !self.speaks_acp {
                 return Err(format!("`{server}` is an acp server and --acp is not set"));
@@ -335,19 +296,23 @@ impl Agent {
     }
 
     async fn open_acp(&self, label: &str, connect: Value) -> Result<(Connection, String), String> {
-        let events = Events::default();
-        let (connection_id, opened) =
-            clients::open_over_acp(&self.acp, connect, &self.mcp_version).await?;
-        self.over_acp
-            .lock()
-            .expect("over-ACP lock")
-            .insert(connection_id.clone(), (label.to_string(), events.clone()));
-        Ok((
-            Connection::OverAcp {
-                connection_id,
-                events,
-            },
-            opened,
-        ))
+        let (connection, opened) =
+            over_acp::open(&self.acp, &self.routes, label, connect, &self.mcp_version).await?;
+        Ok((Connection::OverAcp(connection), opened))
+    }
+}
+
+/// Keeps a connection just opened; the `opened` or `error open` line.
+fn keep_opened(
+    connections: &mut HashMap<String, Connection>,
+    label: String,
+    opened: Result<(Connection, String), String>,
+) -> Vec<String> {
+    match opened {
+        Ok((connection, description)) => {
+            connections.insert(label.clone(), connection);
+            vec![format!("opened {label} {description}")]
+        }
+        Err(e) => vec![format!("error open {label}: {e}")],
     }
 }
