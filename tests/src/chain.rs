@@ -225,11 +225,16 @@ impl Chain {
         )
     }
 
-    /// The lines component `name` recorded, in the order it received them.
+    /// The lines component `name` recorded, in the order it received them. A last line
+    /// without its newline is still being written, and is left for a later read.
     pub fn recording(&self, name: &str) -> Vec<String> {
         let path = self.file(name, "record");
         match std::fs::read_to_string(&path) {
-            Ok(text) => text.lines().map(str::to_string).collect(),
+            Ok(text) => text
+                .split_inclusive('\n')
+                .filter_map(|line| line.strip_suffix('\n'))
+                .map(|line| line.strip_suffix('\r').unwrap_or(line).to_string())
+                .collect(),
             Err(e) => panic!("no recording {}: {e}", path.display()),
         }
     }
