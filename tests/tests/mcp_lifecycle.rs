@@ -1,11 +1,14 @@
 //! Bridge connections over time: concurrent connections to one server, shims closed by the
-//! agent, by the agent's death and by the conductor's exit, and a provider that dies mid-call.
+//! agent, by the agent's death and by the conductor's exit, a provider that dies mid-call, and
+//! requests still waiting when the conductor stops.
 
 use std::time::Duration;
 
+use serde_json::json;
+
 use acp_conductor_tests::mcp_chain::{
-    RMCP, Variant, add_provider, line_after, of_kind, provider_events_until, run_script,
-    use_rmcp_agent,
+    RMCP, Variant, add_provider, agent_servers, line_after, new_session_with, of_kind,
+    provider_events_until, run_script, use_rmcp_agent,
 };
 use acp_conductor_tests::processes::{descendants, describe, wait_until_gone};
 use acp_conductor_tests::{Chain, Editor, binaries};
@@ -171,4 +174,74 @@ fn chain_said(chain: &Chain) -> Vec<String> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn mcp_requests_still_waiting_when_the_conductor_stops_get_an_error() {
+    let binaries = binaries!();
+    let mut chain = Chain::new(&binaries, "mcp-calls-at-shutdown");
+    use_rmcp_agent(&mut chain, &[]);
+    let mut editor = chain.launch();
+    editor.initialize();
+    new_session_with(
+        &mut editor,
+        json!([{ "type": "acp", "name": "editor-tools", "id": "editor-1" }]),
+    );
+    // The test is the agent's MCP client: it starts the shims the agent was told to start.
+    // The editor serves one connection, which gets a call it never answers ...
+    let mut calling = start_shim(&chain, "editor-tools");
+    let connect = editor.wait_for(|m| m["method"] == "mcp/connect");
+    editor.send(&json!({ "jsonrpc": "2.0", "id": connect["id"],
+        "result": { "connectionId": "c1" } }));
+    let initialize = editor.wait_for(|m| m["params"]["method"] == "initialize");
+    editor.send(
+        &json!({ "jsonrpc": "2.0", "id": initialize["id"], "result": {
+        "protocolVersion": "2025-06-18", "capabilities": { "tools": {} },
+        "serverInfo": { "name": "editor-tools", "version": "1" } } }),
+    );
+    assert_eq!(calling.recv()["id"], 1);
+    calling.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    calling.send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "slow", "arguments": {} } }));
+    editor.wait_for(|m| m["params"]["method"] == "tools/call");
+    // ... and never answers the other's mcp/connect, so its `initialize` waits in the bridge.
+    let mut connecting = start_shim(&chain, "editor-tools");
+    editor.wait_for(|m| m["method"] == "mcp/connect" && m["id"] != connect["id"]);
+    editor.close_stdin();
+    // Both are answered with an error once the conductor stops, not left waiting.
+    for (shim, id) in [(&mut calling, 2), (&mut connecting, 1)] {
+        let answer = shim.recv();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32001, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("shutting down"), "{answer}");
+        // The shim ends either way: its stdin closed, or the conductor went first.
+        shim.close_stdin();
+        shim.wait_exit();
+    }
+    assert!(editor.wait_exit().success(), "{}", editor.stderr());
+}
+
+/// Starts the shim of the agent's MCP server `name` the way the agent would, and sends it
+/// `initialize` (id 1).
+fn start_shim(chain: &Chain, name: &str) -> Editor {
+    let servers = agent_servers(chain, 0);
+    let entry = servers
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no server {name} in {servers:?}"));
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| a.as_str().expect("a string"))
+        .collect();
+    let program = std::path::PathBuf::from(entry["command"].as_str().expect("a command"));
+    let mut shim = Editor::launch(&program, &args, &[]);
+    shim.send(
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": { "name": "test", "version": "1" } } }),
+    );
+    shim
 }

@@ -21,6 +21,9 @@ const EVENT_QUEUE: usize = 1024;
 /// SIGTERM to its process group, before SIGKILL.
 const EXIT_WAIT: Duration = Duration::from_secs(1);
 const EDITOR_FLUSH_WAIT: Duration = Duration::from_secs(5);
+/// At exit, after the agent stopped: how long its bridge shims get to close their side, and
+/// then the last lines to them (over a local socket) get to be written.
+const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
 
 /// Where the editor (or parent conductor) is.
 pub enum EditorSide {
@@ -148,10 +151,14 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
     let stopping = stop_components(started);
     tokio::pin!(stopping);
     tokio::select! {
-        () = &mut stopping => {}
+        // The shims the agent started see it gone and close their side; a request one sent
+        // meanwhile is still answered.
+        () = &mut stopping => {
+            let _ = tokio::time::timeout(SHIM_FLUSH_WAIT, router.release_shims()).await;
+        }
         () = router.release_shims() => stopping.await,
     }
-    drop(router);
+    router.finish_shim_writes(SHIM_FLUSH_WAIT).await;
     finish
 }
 

@@ -50,8 +50,11 @@ enum Phase {
     Connecting(Vec<Bytes>),
     Connected(String),
     Connectionless,
-    /// The server cannot be reached; every request is answered with this.
-    Broken(String),
+    /// The server cannot be reached; every request is answered with this error.
+    Broken {
+        code: i64,
+        reason: String,
+    },
 }
 
 #[derive(Debug)]
@@ -77,6 +80,8 @@ pub struct Shims {
     next_request: u64,
     /// Link limits for new shim links: line cap, queue limit, write timeout.
     pub limits: Option<LinkLimits>,
+    /// The writer task of each shim link not known to have finished.
+    writers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -98,6 +103,20 @@ impl Shims {
 }
 
 impl Router {
+    /// Ends the router: drops every outbox, then waits up to `wait` for the shims' writers
+    /// to deliver what is queued (the answers [`release_shims`](Self::release_shims) gave), so
+    /// the end of the runtime does not cut them off.
+    pub async fn finish_shim_writes(mut self, wait: std::time::Duration) {
+        let writers = std::mem::take(&mut self.shims.writers);
+        drop(self);
+        let _ = tokio::time::timeout(wait, async {
+            for writer in writers {
+                let _ = writer.await;
+            }
+        })
+        .await;
+    }
+
     pub(super) fn on_shim_connected(&mut self, stream: tokio::net::UnixStream) {
         let limits = self.shims.limits.unwrap_or(LinkLimits {
             max_line: 64 << 20,
@@ -115,13 +134,14 @@ impl Router {
             gate.clone(),
             limits.max_line,
         ));
-        tokio::spawn(transport::write_async(
+        self.shims.writers.retain(|writer| !writer.is_finished());
+        self.shims.writers.push(tokio::spawn(transport::write_async(
             link,
             write,
             rx,
             self.events_tx.clone(),
             limits.write_timeout,
-        ));
+        )));
         self.links.push(LinkState::new(
             format!("mcp-bridge#{link}"),
             Role::Shim,
@@ -256,9 +276,9 @@ impl Router {
                     );
                 }
             },
-            Phase::Broken(reason) => {
-                let reason = reason.clone();
-                self.reply_error(link, mcp_id, error_code::INTERNAL_ERROR, &reason, None);
+            Phase::Broken { code, reason } => {
+                let (code, reason) = (*code, reason.clone());
+                self.reply_error(link, mcp_id, code, &reason, None);
             }
             Phase::Hello | Phase::Connecting(_) => unreachable!("handled in on_shim_frame"),
         }
@@ -482,18 +502,24 @@ impl Router {
                         .insert((owner, connection.clone()), link);
                     Phase::Connected(connection)
                 }
-                None => Phase::Broken(format!(
-                    "MCP server `{name}`: the provider's mcp/connect result has no connectionId"
-                )),
+                None => Phase::Broken {
+                    code: error_code::INTERNAL_ERROR,
+                    reason: format!(
+                        "MCP server `{name}`: the provider's mcp/connect result has no connectionId"
+                    ),
+                },
             },
             Outcome::Error(e) if super::error_code_of(e) == Some(error_code::METHOD_NOT_FOUND) => {
                 tracing::debug!(server = %name, shim = link, "provider does not know mcp/connect; using connectionless mcp/message");
                 Phase::Connectionless
             }
-            Outcome::Error(e) => Phase::Broken(format!(
-                "MCP server `{name}`: the provider refused the connection: {}",
-                error_message(e)
-            )),
+            Outcome::Error(e) => Phase::Broken {
+                code: error_code::INTERNAL_ERROR,
+                reason: format!(
+                    "MCP server `{name}`: the provider refused the connection: {}",
+                    error_message(e)
+                ),
+            },
         };
         let shim = self.shims.by_link.get_mut(&link).expect("present");
         let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, next) else {
@@ -717,8 +743,24 @@ impl Router {
     /// Answers a bridge request that will never be answered by its provider.
     pub(super) fn fail_bridge_request(&mut self, pending: Pending, message: &str) {
         let link = pending.origin;
-        if let Purpose::Bridge(BridgeCall::Disconnect) = pending.purpose {
-            return;
+        match pending.purpose {
+            Purpose::Bridge(BridgeCall::Disconnect) => return,
+            // No connection: what the agent sent meanwhile is answered with the failure.
+            Purpose::Bridge(BridgeCall::Connect) => {
+                let broken = Phase::Broken {
+                    code: error_code::COMPONENT_FAILED,
+                    reason: message.to_string(),
+                };
+                if let Some(shim) = self.shims.by_link.get_mut(&link)
+                    && let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, broken)
+                {
+                    for frame in queued {
+                        self.on_shim_frame(link, frame);
+                    }
+                }
+                return;
+            }
+            _ => {}
         }
         if self.shims.by_link.contains_key(&link) {
             self.reply_error(

@@ -34,6 +34,8 @@ use topology::{Hop, Topology};
 /// How long a component may leave its output closed before it counts as gone even if its
 /// process has not been reaped yet.
 const CLOSED_OUTPUT_GRACE: Duration = Duration::from_millis(500);
+/// The error for the agent's MCP requests that meet the conductor's shutdown.
+const STOPPING: &str = "the conductor is shutting down";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -198,21 +200,47 @@ impl Router {
 
     /// After [`run`](Self::run): closes the editor's output and every component's input
     /// (each writer first finishes what is queued). Bridge shims stay connected, so that the
-    /// agent, told to stop, closes its MCP servers itself instead of seeing them die first.
+    /// agent, told to stop, closes its MCP servers itself instead of seeing them die first;
+    /// MCP requests they still wait on are answered with an error, as no provider will.
     pub fn close_components(&mut self) {
         for l in &mut self.links {
             if l.role != Role::Shim {
                 l.outbox = Outbox::closed();
             }
         }
+        let mut waiting = Vec::new();
+        for l in &mut self.links {
+            waiting.extend(
+                l.pending
+                    .take_where(|p| matches!(p.purpose, Purpose::Bridge(_))),
+            );
+        }
+        if !waiting.is_empty() {
+            tracing::debug!(
+                requests = waiting.len(),
+                "answering the agent's MCP requests still waiting on a provider"
+            );
+        }
+        for p in waiting {
+            self.fail_bridge_request(p, STOPPING);
+        }
     }
 
     /// After [`close_components`](Self::close_components): lets go of each shim as soon as
-    /// it closes its side (the agent closed that MCP server), so it exits at once. Returns
-    /// when no shim is connected; the caller bounds the wait.
+    /// it closes its side (the agent closed that MCP server), so it exits at once. MCP
+    /// requests the agent sends meanwhile are answered with an error. Returns when no shim
+    /// is connected; the caller bounds the wait.
     pub async fn release_shims(&mut self) {
         while self.links.iter().any(|l| l.role == Role::Shim && l.alive) {
             match self.events.recv().await {
+                Some(Event::Read {
+                    link,
+                    event: ReadEvent::Frames(frames),
+                }) if self.links[link].role == Role::Shim => {
+                    for frame in frames {
+                        self.shim_frame_after_failure(link, &frame, STOPPING);
+                    }
+                }
                 Some(
                     Event::Read {
                         link,
