@@ -71,6 +71,22 @@ pub fn add_provider(chain: &mut Chain, name: &str, server: &str, variant: Varian
     chain.add_proxy(name, &program, &args);
 }
 
+/// Appends provider `provider` serving MCP server `tools` in `variant`, makes the rmcp agent
+/// (with `agent_args`) the chain's agent, launches the chain and initializes it; returns the
+/// editor and a new session's id.
+pub fn launch_with_provider(
+    chain: &mut Chain,
+    variant: Variant,
+    agent_args: &[&str],
+) -> (Editor, String) {
+    add_provider(chain, "provider", "tools", variant);
+    use_rmcp_agent(chain, agent_args);
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    (editor, session)
+}
+
 /// Appends the proxy built on the official Rust ACP SDK (MCP server `sdk-tools`).
 pub fn add_sdk_provider(chain: &mut Chain, name: &str) {
     let program = chain.binaries.workspace_program(&SDK_PROVIDER);

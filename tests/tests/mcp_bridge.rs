@@ -3,8 +3,8 @@
 
 use acp_conductor_tests::editor::Reply;
 use acp_conductor_tests::mcp_chain::{
-    Variant, add_provider, agent_servers, new_session_with, of_kind, provider_events_until,
-    run_script, said, use_rmcp_agent,
+    Variant, add_provider, agent_servers, launch_with_provider, new_session_with, of_kind,
+    provider_events_until, run_script, said, use_rmcp_agent,
 };
 use acp_conductor_tests::{Chain, binaries};
 use serde_json::{Value, json};
@@ -76,11 +76,8 @@ fn rmcp_agent_uses_the_tools_of_a_provider_at_depth_1() {
 fn rmcp_agent_uses_the_tools_of_a_provider_at_depth_3() {
     let binaries = binaries!();
     let mut chain = Chain::with_test_proxies(&binaries, "mcp-depth-3", 2);
-    add_provider(&mut chain, "provider", "tools", Variant::Rfd);
-    use_rmcp_agent(&mut chain, &["--mcp-version", "2025-11-25"]);
-    let mut editor = chain.launch();
-    editor.initialize();
-    let session = editor.new_session();
+    let (mut editor, session) =
+        launch_with_provider(&mut chain, Variant::Rfd, &["--mcp-version", "2025-11-25"]);
     assert_bridged(&chain, "tools");
     assert_lists_and_calls(&mut editor, &session, "2025-11-25");
     // The proxies in front saw the declaration pass by, but none of the MCP traffic.
@@ -199,11 +196,8 @@ fn each_wire_form_is_addressed_the_way_its_provider_speaks() {
     let binaries = binaries!();
     for variant in Variant::ALL {
         let mut chain = Chain::new(&binaries, &format!("mcp-variant-{}", variant.arg()));
-        add_provider(&mut chain, "provider", "tools", variant);
-        use_rmcp_agent(&mut chain, &["--mcp-version", "2025-06-18"]);
-        let mut editor = chain.launch();
-        editor.initialize();
-        let session = editor.new_session();
+        let (mut editor, session) =
+            launch_with_provider(&mut chain, variant, &["--mcp-version", "2025-06-18"]);
         assert_bridged(&chain, "tools");
         assert_lists_and_calls(&mut editor, &session, "2025-06-18");
         let whoami = run_script(&mut editor, &session, &["call t whoami"]);
@@ -245,11 +239,7 @@ fn each_wire_form_is_addressed_the_way_its_provider_speaks() {
 fn server_requests_and_notifications_reach_the_agents_mcp_client() {
     let binaries = binaries!();
     let mut chain = Chain::with_test_proxies(&binaries, "mcp-server-to-client", 1);
-    add_provider(&mut chain, "provider", "tools", Variant::Rfd);
-    use_rmcp_agent(&mut chain, &[]);
-    let mut editor = chain.launch();
-    editor.initialize();
-    let session = editor.new_session();
+    let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
     let lines = run_script(
         &mut editor,
         &session,
@@ -283,11 +273,7 @@ fn server_requests_and_notifications_reach_the_agents_mcp_client() {
 fn a_connectionless_provider_notifies_the_shim_that_made_the_request() {
     let binaries = binaries!();
     let mut chain = Chain::new(&binaries, "mcp-connectionless-notes");
-    add_provider(&mut chain, "provider", "tools", Variant::Connectionless);
-    use_rmcp_agent(&mut chain, &[]);
-    let mut editor = chain.launch();
-    editor.initialize();
-    let session = editor.new_session();
+    let (mut editor, session) = launch_with_provider(&mut chain, Variant::Connectionless, &[]);
     let lines = run_script(
         &mut editor,
         &session,

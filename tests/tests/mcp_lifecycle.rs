@@ -7,22 +7,11 @@ use std::time::Duration;
 use serde_json::json;
 
 use acp_conductor_tests::mcp_chain::{
-    RMCP, Variant, add_provider, agent_servers, line_after, new_session_with, of_kind,
+    RMCP, Variant, agent_servers, launch_with_provider, line_after, new_session_with, of_kind,
     provider_events_until, run_script, use_rmcp_agent,
 };
 use acp_conductor_tests::processes::{descendants, describe, wait_until_gone};
 use acp_conductor_tests::{Chain, Editor, binaries};
-
-/// A chain of one RFD provider serving `tools` in front of the rmcp agent, initialized, with
-/// a session; returns the editor and the session id.
-fn start(chain: &mut Chain) -> (Editor, String) {
-    add_provider(chain, "provider", "tools", Variant::Rfd);
-    use_rmcp_agent(chain, &[]);
-    let mut editor = chain.launch();
-    editor.initialize();
-    let session = editor.new_session();
-    (editor, session)
-}
 
 /// Opens connections `a` and `b` to `tools` and returns their shims' pids.
 fn open_two(editor: &mut Editor, session: &str) -> [u32; 2] {
@@ -52,7 +41,7 @@ fn assert_gone(pids: &[u32], what: &str) {
 fn two_connections_to_one_server_are_separate() {
     let binaries = binaries!();
     let mut chain = Chain::new(&binaries, "mcp-two-connections");
-    let (mut editor, session) = start(&mut chain);
+    let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
     let [a, b] = open_two(&mut editor, &session);
     assert_ne!(a, b);
     let lines = run_script(
@@ -93,7 +82,7 @@ fn two_connections_to_one_server_are_separate() {
 fn shims_exit_when_the_agent_dies() {
     let binaries = binaries!();
     let mut chain = Chain::new(&binaries, "mcp-agent-dies");
-    let (mut editor, session) = start(&mut chain);
+    let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
     let shims = open_two(&mut editor, &session);
     let agent = descendants(editor.pid())
         .into_iter()
@@ -114,7 +103,7 @@ fn no_shim_outlives_the_conductor() {
     let binaries = binaries!();
     for kill in [false, true] {
         let mut chain = Chain::new(&binaries, "mcp-conductor-exits");
-        let (mut editor, session) = start(&mut chain);
+        let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
         let shims = open_two(&mut editor, &session);
         let chain_pids = descendants(editor.pid());
         if kill {
@@ -139,7 +128,7 @@ fn no_shim_outlives_the_conductor() {
 fn a_provider_that_dies_mid_call_fails_the_call_not_hangs_it() {
     let binaries = binaries!();
     let mut chain = Chain::new(&binaries, "mcp-provider-dies");
-    let (mut editor, session) = start(&mut chain);
+    let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
     run_script(&mut editor, &session, &["open t tools"]);
     let exchange = editor.prompt(&session, "call t die");
     // The editor's prompt is answered (the chain lost a component) ...

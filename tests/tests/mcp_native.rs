@@ -2,8 +2,7 @@
 //! through unchanged, the agent's `mcp/*` reach the owner, the owner's messages come back.
 
 use acp_conductor_tests::mcp_chain::{
-    Variant, add_provider, agent_servers, of_kind, provider_events_until, run_script,
-    use_rmcp_agent,
+    Variant, agent_servers, launch_with_provider, of_kind, provider_events_until, run_script,
 };
 use acp_conductor_tests::processes::{descendants, describe};
 use acp_conductor_tests::{Chain, binaries};
@@ -14,11 +13,7 @@ fn declarations_pass_through_and_mcp_goes_straight_to_the_provider() {
     let binaries = binaries!();
     for variant in [Variant::Rfd, Variant::ServerId] {
         let mut chain = Chain::with_test_proxies(&binaries, "mcp-native", 1);
-        add_provider(&mut chain, "provider", "tools", variant);
-        use_rmcp_agent(&mut chain, &["--acp"]);
-        let mut editor = chain.launch();
-        editor.initialize();
-        let session = editor.new_session();
+        let (mut editor, session) = launch_with_provider(&mut chain, variant, &["--acp"]);
         let field = match variant {
             Variant::Rfd => "id",
             _ => "serverId",
@@ -79,11 +74,7 @@ fn declarations_pass_through_and_mcp_goes_straight_to_the_provider() {
 fn connecting_to_an_id_nobody_declared_is_an_error() {
     let binaries = binaries!();
     let mut chain = Chain::new(&binaries, "mcp-native-unknown");
-    add_provider(&mut chain, "provider", "tools", Variant::Rfd);
-    use_rmcp_agent(&mut chain, &["--acp"]);
-    let mut editor = chain.launch();
-    editor.initialize();
-    let session = editor.new_session();
+    let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &["--acp"]);
     let lines = run_script(
         &mut editor,
         &session,
