@@ -7,6 +7,7 @@ use std::process::ExitStatus;
 use serde_json::{Value, json};
 
 use crate::agent_script;
+use crate::binaries::{Binaries, CONTEXT_PROXY, NOTES_PROXY, TOOL_GUARD, workspace_root};
 use crate::chain::{AGENT, Chain};
 use crate::editor::{Editor, patience, prompt_params};
 use crate::processes;
@@ -179,4 +180,32 @@ pub fn chunk_of(message: &Value) -> Option<&str> {
         return None;
     }
     agent_script::chunk_text(&message["params"])
+}
+
+/// Panics unless the proxies of `conductor.toml.example`, which it finds next to the
+/// conductor, are built and current.
+pub fn check_example_proxies(binaries: &Binaries) {
+    for program in [&CONTEXT_PROXY, &TOOL_GUARD, &NOTES_PROXY] {
+        binaries.workspace_program(program);
+    }
+}
+
+/// Runs the README's `acp-conductor prompt --config conductor.toml.example PROMPTS...` from
+/// the workspace root and returns its stdout and stderr; panics unless it exits 0.
+pub fn prompt_example_config(binaries: &Binaries, prompts: &[&str]) -> (String, String) {
+    check_example_proxies(binaries);
+    let output = std::process::Command::new(&binaries.conductor)
+        .current_dir(workspace_root())
+        .args(["prompt", "--config", "conductor.toml.example"])
+        .args(prompts)
+        .output()
+        .expect("run acp-conductor prompt");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    (stdout, stderr)
 }

@@ -1,10 +1,9 @@
 //! The notes proxy end to end: its per-session tools used by an rmcp agent through the bridge,
 //! native and as WASM, and by the built-in demo agent as the README shows.
 
-use std::process::Command;
-
-use acp_conductor_tests::binaries::{CONTEXT_PROXY, NOTES_PROXY, TOOL_GUARD, workspace_root};
+use acp_conductor_tests::binaries::NOTES_PROXY;
 use acp_conductor_tests::mcp_chain::{run_script, use_rmcp_agent};
+use acp_conductor_tests::scenario::prompt_example_config;
 use acp_conductor_tests::wasm::{self, WasmChain, WasmTarget};
 use acp_conductor_tests::{Chain, Editor, binaries};
 
@@ -93,26 +92,12 @@ fn notes_tools_through_the_bridge_as_wasm() {
 #[test]
 fn readme_tool_demo_remembers_then_recalls() {
     let binaries = binaries!();
-    for program in [&CONTEXT_PROXY, &TOOL_GUARD, &NOTES_PROXY] {
-        binaries.workspace_program(program);
-    }
-    let output = Command::new(&binaries.conductor)
-        .current_dir(workspace_root())
-        .args([
-            "prompt",
-            "--config",
-            "conductor.toml.example",
+    let (stdout, stderr) = prompt_example_config(
+        &binaries,
+        &[
             "Remember that the release is on Friday",
             "What do you recall?",
-        ])
-        .output()
-        .expect("run acp-conductor prompt");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
+        ],
     );
     let expected = [
         "[tool] notes: remember (other) pending",

@@ -3,13 +3,13 @@
 //! JSON-RPC error, what it lets through the editor answers; and the README's demo chain.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use acp_conductor_tests::agent_script;
-use acp_conductor_tests::binaries::{CONTEXT_PROXY, NOTES_PROXY, TOOL_GUARD, workspace_root};
+use acp_conductor_tests::binaries::{TOOL_GUARD, workspace_root};
 use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::{Exchange, Reply, prompt_params};
 use acp_conductor_tests::jsonrpc::RawMessage;
+use acp_conductor_tests::scenario::{check_example_proxies, prompt_example_config};
 use acp_conductor_tests::{Chain, Editor, binaries};
 use serde_json::{Value, json};
 
@@ -632,10 +632,7 @@ fn demo_chunk(session: &str, text: &str) -> Value {
 #[test]
 fn readme_demo_chain_injects_the_team_context_and_the_guard_denies_the_write() {
     let binaries = binaries!();
-    // The example finds both proxies next to the conductor: they must be current.
-    binaries.workspace_program(&CONTEXT_PROXY);
-    binaries.workspace_program(&TOOL_GUARD);
-    binaries.workspace_program(&NOTES_PROXY);
+    check_example_proxies(&binaries);
     let root = workspace_root();
     let config = root.join("conductor.toml.example");
     let mut editor = Editor::launch(
@@ -714,26 +711,8 @@ fn readme_demo_chain_injects_the_team_context_and_the_guard_denies_the_write() {
 #[test]
 fn readme_demo_command_prints_the_injected_context_and_the_denial() {
     let binaries = binaries!();
-    binaries.workspace_program(&CONTEXT_PROXY);
-    binaries.workspace_program(&TOOL_GUARD);
-    binaries.workspace_program(&NOTES_PROXY);
-    let output = Command::new(&binaries.conductor)
-        .current_dir(workspace_root())
-        .args([
-            "prompt",
-            "--config",
-            "conductor.toml.example",
-            "Please write the release notes to a file",
-        ])
-        .output()
-        .expect("run acp-conductor prompt");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    let (stdout, stderr) =
+        prompt_example_config(&binaries, &["Please write the release notes to a file"]);
     for text in [
         "Demo agent here. I received 3 content block(s):",
         "> - Never write outside the project directory.",

@@ -1065,7 +1065,7 @@ fn read_target(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::demo_mcp_client::McpError;
-    use crate::demo_mcp_client::test_support::{Seen, notes_launcher, seen_log, wait_for_seen};
+    use crate::demo_mcp_client::test_support::{Seen, launches, notes_launcher, wait_for_seen};
     use tokio::io::{AsyncBufReadExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
 
     const WAIT: Duration = Duration::from_secs(10);
@@ -1592,14 +1592,6 @@ mod tests {
 
     fn notes_server_entry(name: &str) -> Value {
         json!({"name": name, "command": "acp-conductor", "args": ["mcp-bridge"], "env": []})
-    }
-
-    fn launches(seen: &Seen) -> Vec<String> {
-        seen_log(seen)
-            .into_iter()
-            .filter(|(kind, _)| kind == "launch")
-            .map(|(_, name)| name)
-            .collect()
     }
 
     #[tokio::test]

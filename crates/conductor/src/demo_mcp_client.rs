@@ -885,6 +885,15 @@ pub(crate) mod test_support {
         seen.lock().unwrap().clone()
     }
 
+    /// The names of the servers launched so far, in order.
+    pub(crate) fn launches(seen: &Seen) -> Vec<String> {
+        seen_log(seen)
+            .into_iter()
+            .filter(|(kind, _)| kind == "launch")
+            .map(|(_, name)| name)
+            .collect()
+    }
+
     /// Launches every server as an in-memory [`notes_server`], recording `("launch", name)`.
     pub(crate) fn notes_launcher(seen: Seen) -> Launcher {
         Arc::new(move |server: &StdioServer, _cwd: &Path| {
@@ -1290,14 +1299,6 @@ mod tests {
             notes_launcher(seen.clone()),
             REQUEST_TIMEOUT,
         )
-    }
-
-    fn launches(seen: &Seen) -> Vec<String> {
-        seen_log(seen)
-            .into_iter()
-            .filter(|(kind, _)| kind == "launch")
-            .map(|(_, name)| name)
-            .collect()
     }
 
     #[tokio::test]
