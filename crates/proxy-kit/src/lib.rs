@@ -48,6 +48,8 @@ mod pending;
 mod proxy;
 mod serve;
 pub mod session;
+#[cfg(not(target_family = "wasm"))]
+pub mod testing;
 
 pub use acp_wire::error_code;
 pub use acp_wire::successor::EnvelopeMeta;

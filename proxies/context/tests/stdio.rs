@@ -1,42 +1,15 @@
 //! The built `acp-context-proxy` driven over stdio the way a conductor drives it: the test writes
 //! the conductor's lines (including the successor's answers) and checks every line written back.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-struct Run {
-    stdout: Vec<String>,
-    stderr: String,
-    code: Option<i32>,
-}
+use proxy_kit::testing::{StdioRun as Run, run_over_stdio};
 
 fn run(args: &[&str], input: &[String]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-context-proxy"))
-        .args(args)
-        .env_remove("ACP_PROXY_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start acp-context-proxy");
-    let mut stdin = child.stdin.take().unwrap();
-    let text = input.join("\n") + "\n";
-    // A proxy that exits early closes its stdin; what it did not read shows in its output.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(text.as_bytes());
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    Run {
-        stdout: String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-        code: output.status.code(),
-    }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-context-proxy"));
+    command.args(args);
+    run_over_stdio(command, input)
 }
 
 /// A project directory with context files, removed when dropped.

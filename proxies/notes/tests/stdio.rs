@@ -1,43 +1,16 @@
 //! The built `acp-notes-proxy` driven over stdio the way a conductor drives it: the test writes
 //! the conductor's lines (the editor's and the successor's) and checks every line written back.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+use proxy_kit::testing::{StdioRun as Run, run_over_stdio};
 
 use serde_json::{Value, json};
 
-struct Run {
-    stdout: Vec<String>,
-    stderr: String,
-    code: Option<i32>,
-}
-
 fn run(args: &[&str], input: &[String]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-notes-proxy"))
-        .args(args)
-        .env_remove("ACP_PROXY_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start acp-notes-proxy");
-    let mut stdin = child.stdin.take().unwrap();
-    let text = input.join("\n") + "\n";
-    // A proxy that exits early closes its stdin; what it did not read shows in its output.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(text.as_bytes());
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    Run {
-        stdout: String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-        code: output.status.code(),
-    }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-notes-proxy"));
+    command.args(args);
+    run_over_stdio(command, input)
 }
 
 /// A conversation: the lines the conductor writes and the lines the proxy must write back.

@@ -2,9 +2,10 @@
 //! the conductor's lines (agent requests arrive wrapped in `proxy/successor`, editor answers
 //! plain) and checks every line the guard writes back, and the decisions in its log.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+use proxy_kit::testing::{StdioRun as Run, run_over_stdio};
 
 const POLICY: &str = r#"
 [[permission]]
@@ -29,12 +30,6 @@ deny = ["rm -rf *", "*git push*"]
 patterns = ["sk-[A-Za-z0-9]{20,}", "AKIA[0-9A-Z]{16}"]
 "#;
 
-struct Run {
-    stdout: Vec<String>,
-    stderr: String,
-    code: Option<i32>,
-}
-
 /// A policy file in a fresh directory, removed when dropped.
 struct PolicyFile(PathBuf);
 
@@ -56,32 +51,9 @@ impl Drop for PolicyFile {
 
 fn run(policy: &str, name: &str, input: &[&str]) -> Run {
     let file = PolicyFile::new(name, policy);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-tool-guard"))
-        .arg("--policy")
-        .arg(&file.0)
-        .env_remove("ACP_PROXY_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start acp-tool-guard");
-    let mut stdin = child.stdin.take().unwrap();
-    let text = input.join("\n") + "\n";
-    // A guard that exits early closes its stdin; what it did not read shows in its output.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(text.as_bytes());
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    Run {
-        stdout: String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-        code: output.status.code(),
-    }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_acp-tool-guard"));
+    command.arg("--policy").arg(&file.0);
+    run_over_stdio(command, input)
 }
 
 /// Initialization and one session in /work/proj: the guard's ids 1 and 2 are used up.
