@@ -79,6 +79,13 @@ pub fn tool_text(result: &Value) -> String {
     text
 }
 
+/// Adds `message`'s event line, if it has one, to `events`.
+pub fn record(events: &Events, label: &str, message: &Value) {
+    if let Some(line) = event_line(label, message) {
+        events.lock().expect("events lock").push(line);
+    }
+}
+
 /// The `events` line for a message a server sent: notifications and sampling requests;
 /// `None` for anything else (responses, other requests).
 pub fn event_line(label: &str, message: &Value) -> Option<String> {
@@ -157,9 +164,7 @@ impl Transport<RoleClient> for RecordingTransport {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await?;
         let value = serde_json::to_value(&message).unwrap_or(Value::Null);
-        if let Some(line) = event_line(&self.label, &value) {
-            self.events.lock().expect("events lock").push(line);
-        }
+        record(&self.events, &self.label, &value);
         Some(message)
     }
 

@@ -8,8 +8,7 @@ use serde_json::{Value, json};
 
 use crate::acp::{Channel, describe_error};
 use crate::clients::{
-    Events, client_info, describe_server, event_line, first_message_text, sampling_answer,
-    tool_text,
+    Events, client_info, describe_server, first_message_text, record, sampling_answer, tool_text,
 };
 
 /// One MCP connection the conductor routes by `connectionId`.
@@ -46,9 +45,7 @@ impl Routes {
             return;
         };
         let message = json!({ "id": id, "method": params["method"], "params": params["params"] });
-        if let Some(line) = event_line(&label, &message) {
-            events.lock().expect("events lock").push(line);
-        }
+        record(&events, &label, &message);
         match params["method"].as_str() {
             Some("sampling/createMessage") => {
                 acp.respond(id, sampling_answer(&first_message_text(&params["params"])))
@@ -65,9 +62,7 @@ impl Routes {
             return;
         };
         let message = json!({ "method": params["method"], "params": params["params"] });
-        if let Some(line) = event_line(&label, &message) {
-            events.lock().expect("events lock").push(line);
-        }
+        record(&events, &label, &message);
     }
 }
 

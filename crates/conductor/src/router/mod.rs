@@ -208,13 +208,7 @@ impl Router {
                 l.outbox = Outbox::closed();
             }
         }
-        let mut waiting = Vec::new();
-        for l in &mut self.links {
-            waiting.extend(
-                l.pending
-                    .take_where(|p| matches!(p.purpose, Purpose::Bridge(_))),
-            );
-        }
+        let waiting = self.take_pending(|p| matches!(p.purpose, Purpose::Bridge(_)));
         if !waiting.is_empty() {
             tracing::debug!(
                 requests = waiting.len(),
@@ -854,10 +848,7 @@ impl Router {
         }
         tracing::error!(stderr = ?stderr_tail, "{message}");
         self.answer_editor_requests(error_code::COMPONENT_FAILED, &message, Some(&data));
-        let mut waiting = Vec::new();
-        for l in &mut self.links {
-            waiting.extend(l.pending.take_where(|_| true));
-        }
+        let waiting = self.take_pending(|_| true);
         // Every other request still waiting is answered too: an agent's MCP call, a
         // proxy's request to the editor.
         for p in waiting {
@@ -879,12 +870,18 @@ impl Router {
         };
     }
 
+    /// Removes and returns the requests still waiting, on any link, that `which` selects.
+    fn take_pending(&mut self, mut which: impl FnMut(&Pending) -> bool) -> Vec<Pending> {
+        let mut taken = Vec::new();
+        for l in &mut self.links {
+            taken.extend(l.pending.take_where(&mut which));
+        }
+        taken
+    }
+
     /// Answers every request the editor is still waiting on with the same error.
     fn answer_editor_requests(&mut self, code: i64, message: &str, data: Option<&RawValue>) {
-        let mut waiting = Vec::new();
-        for l in &mut self.links {
-            waiting.extend(l.pending.take_where(|p| p.origin == 0));
-        }
+        let waiting = self.take_pending(|p| p.origin == 0);
         for p in waiting {
             self.reply_error(0, &p.origin_id, code, message, data);
         }
