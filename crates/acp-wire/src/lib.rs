@@ -4,7 +4,7 @@
 //! A frame is one line ([`frame`]). Its envelope (`jsonrpc`, `id`, `method`) is classified
 //! without touching the payload ([`envelope`]); payloads (`params`, `result`, `error`) stay
 //! `&RawValue` and are written back byte-for-byte ([`encode`]). Ids keep their exact JSON
-//! text ([`id`]).
+//! text ([`id`]); [`outgoing`] keeps the requests a peer sent until they are answered.
 #![deny(clippy::print_stdout)]
 
 pub mod encode;
@@ -12,10 +12,12 @@ pub mod envelope;
 pub mod error_code;
 pub mod frame;
 pub mod id;
+pub mod outgoing;
 pub mod splice;
 pub mod successor;
 
 pub use envelope::{Envelope, Invalid, Outcome, parse};
-pub use frame::{FrameError, LineDecoder};
+pub use frame::{FrameError, LineDecoder, LineEncoder};
 pub use id::IdKey;
+pub use outgoing::OutgoingRequests;
 pub use serde_json::value::RawValue;

@@ -1,37 +1,9 @@
-//! Line framing: splits a byte stream into newline-terminated frames of bounded length.
-//! Knows bytes only; what a line means is the envelope module's business.
+//! Line framing, reading side: splits a byte stream into newline-terminated frames of
+//! bounded length. Knows bytes only; what a line means is the envelope module's business.
 
 use bytes::{Buf, Bytes, BytesMut};
 
-/// Default cap on one line: 64 MiB, enough for a prompt carrying large files.
-pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
-
-/// How much of a dropped line is kept, so its `id` can still be answered.
-pub const HEAD_BYTES: usize = 256;
-
-/// A line that could not be framed. The stream goes on after it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FrameError {
-    /// The line was longer than the limit; its bytes were discarded, not buffered, except
-    /// for the first [`HEAD_BYTES`] (see [`crate::envelope::peek_id`]).
-    TooLong {
-        limit: usize,
-        len: usize,
-        head: Bytes,
-    },
-}
-
-impl std::fmt::Display for FrameError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FrameError::TooLong { limit, len, .. } => {
-                write!(f, "line of {len} bytes exceeds the limit of {limit} bytes")
-            }
-        }
-    }
-}
-
-impl std::error::Error for FrameError {}
+use super::{FrameError, HEAD_BYTES};
 
 /// Splits a buffer into lines. Accepts `\n` and `\r\n`; skips blank lines; a line longer
 /// than `max_line` bytes is reported once and skipped without being held in memory.
@@ -171,6 +143,7 @@ fn is_blank(line: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frame::DEFAULT_MAX_LINE;
 
     type Item = Result<Vec<u8>, (usize, usize)>;
 
