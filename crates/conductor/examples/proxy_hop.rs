@@ -1,5 +1,5 @@
 //! `proxy_hop`: the time one proxy adds to a request and its response, without the router:
-//! the conductor's own link to the proxy (outbox, writer task, the proxy, reader task) driven
+//! the conductor's own link to the proxy (outbox, write loop, the proxy, read loop) driven
 //! directly, for a native child and for the same proxy as WASM.
 //!
 //! `cargo run --release -p acp-conductor --example proxy_hop -- NATIVE_PROXY WASM_PROXY...`
@@ -9,9 +9,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use acp_conductor::component::{Running, Wiring, native, wasm};
+use acp_conductor::component::{Started, native, wasm};
 use acp_conductor::config::{CommandSpec, Sandbox, WasmSpec};
-use acp_conductor::event::{Event, ReadEvent};
+use acp_conductor::event::Event;
+use acp_conductor::link::{LinkEvent, LinkLimits, Links};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
@@ -51,15 +52,13 @@ fn main() {
 
 async fn measure(path: PathBuf) -> (Duration, Duration) {
     let (events, mut received) = mpsc::channel(1024);
-    let wiring = Wiring {
-        link: 1,
-        name: "proxy".to_owned(),
-        events,
+    let limits = LinkLimits {
         max_line: 64 << 20,
         queue_limit: 16 << 20,
         write_timeout: Duration::from_secs(30),
     };
-    let running: Running = if path.extension().is_some_and(|e| e == "wasm") {
+    let links = Links::new(events.clone(), limits);
+    let started: Started = if path.extension().is_some_and(|e| e == "wasm") {
         let cache = std::env::temp_dir().join("acp-proxy-hop-cache");
         let spec = WasmSpec {
             name: "proxy".to_owned(),
@@ -68,7 +67,8 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
             env: Vec::new(),
             sandbox: Sandbox::default(),
         };
-        wasm::spawn(&spec, &wasm::WasmHost::new(Some(cache)), wiring).expect("start")
+        let host = wasm::WasmHost::new(Some(cache));
+        wasm::spawn(&spec, &host, &links, &events).expect("start")
     } else {
         let spec = CommandSpec {
             name: "proxy".to_owned(),
@@ -77,11 +77,11 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
             env: Vec::new(),
             cwd: None,
         };
-        native::spawn(&spec, wiring).expect("start")
+        native::spawn(&spec, &links, &events).expect("start")
     };
     let mut next_frame = async || match received.recv().await.expect("the proxy is running") {
-        Event::Read {
-            event: ReadEvent::Frames(mut frames),
+        Event::Link {
+            event: LinkEvent::Frames(mut frames),
             ..
         } => {
             assert_eq!(frames.len(), 1, "one message at a time");
@@ -90,7 +90,7 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
         other => panic!("unexpected {other:?}"),
     };
     let send = |text: String| {
-        running.outbox.send(Bytes::from(text));
+        started.link.outbox.send(Bytes::from(text));
     };
     // The proxy forwards `initialize` to its successor (us) and our answer back.
     send(
@@ -121,7 +121,7 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
             samples.push(start.elapsed());
         }
     }
-    drop(running);
+    drop(started);
     samples.sort_unstable();
     (
         samples[samples.len() / 2],

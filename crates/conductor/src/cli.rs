@@ -6,11 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::chain::{self, EditorSide};
 use crate::config::{self, Config, Mode};
 use crate::prompt_client::{self, PermissionPolicy, PromptOptions};
 use crate::router::Finish;
 use crate::router::topology::ChainMode;
+use crate::run::{self, EditorSide};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -99,7 +99,7 @@ pub fn main() -> ExitCode {
                 Mode::Proxy => ChainMode::Proxy,
                 Mode::Agent => ChainMode::Agent,
             };
-            let finish = runtime().block_on(chain::run(&config, mode, EditorSide::Stdio));
+            let finish = runtime().block_on(run::run(&config, mode, EditorSide::Stdio));
             exit_code(finish)
         }
         Command::Prompt {
@@ -171,7 +171,7 @@ async fn prompt(config: Config, options: PromptOptions) -> ExitCode {
         input: Box::new(input),
         output: Box::new(output),
     };
-    let finish = chain::run(&config, ChainMode::Agent, editor).await;
+    let finish = run::run(&config, ChainMode::Agent, editor).await;
     let outcome = match client.await {
         Ok(outcome) => outcome,
         Err(e) => Err(anyhow::anyhow!("prompt client panicked: {e}")),

@@ -2,15 +2,16 @@
 //! as one ACP agent. Must not know what proxies do with the messages it routes.
 #![deny(clippy::print_stdout)]
 
-pub mod chain;
 pub mod cli;
 pub mod component;
 pub mod config;
 pub mod demo_agent;
 pub mod demo_mcp_client;
 pub mod event;
+pub mod link;
 pub mod logging;
 pub mod mcp;
 pub mod prompt_client;
 pub mod router;
-pub mod transport;
+pub mod run;
+pub mod supervisor;

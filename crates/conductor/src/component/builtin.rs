@@ -1,44 +1,48 @@
 //! Built-in components that run inside the conductor on an in-memory pipe (the demo agent).
-//! Same streams and transport tasks as a child process, minus the process.
+//! Same link as a child process, minus the process.
 
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
-use super::{Lifecycle, Running, Wiring};
+use super::{Instance, Started, StopSignal};
 use crate::config::BuiltinAgent;
 use crate::event::Event;
+use crate::link::Links;
 
 const PIPE_BYTES: usize = 256 * 1024;
 
-pub fn spawn(agent: &BuiltinAgent, wiring: Wiring) -> Running {
+pub fn spawn(agent: BuiltinAgent, links: &Links, events: &mpsc::Sender<Event>) -> Started {
     let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
     let (from_agent, to_agent) = tokio::io::split(ours);
-    let (outbox, gate) = wiring.connect_streams(from_agent, to_agent);
+    let (link, _done) = links.streams(from_agent, to_agent);
+    let id = link.id;
     let (stopped_tx, stopped) = watch::channel(false);
     let (input, output) = tokio::io::split(theirs);
     let serve = match agent {
         BuiltinAgent::Demo => crate::demo_agent::serve(input, output),
     };
-    tokio::spawn(async move {
+    let events = events.clone();
+    let task = tokio::spawn(async move {
+        let _stopped = StopSignal(stopped_tx);
         let reason = match serve.await {
             Ok(()) => "stopped".to_string(),
             Err(e) => format!("failed: {e}"),
         };
-        let _ = wiring
-            .events
+        let stderr_tail = Vec::new();
+        let _ = events
             .send(Event::Exited {
-                link: wiring.link,
+                link: id,
                 reason,
-                stderr_tail: Vec::new(),
+                stderr_tail,
             })
             .await;
-        let _ = stopped_tx.send(true);
     });
-    Running {
-        outbox,
-        gate,
-        lifecycle: Lifecycle {
+    Started {
+        link,
+        instance: Instance {
+            link: id,
             stopped,
             process_group: None,
+            task: Some(task.abort_handle()),
         },
     }
 }

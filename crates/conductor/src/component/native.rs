@@ -6,20 +6,27 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{ChildStderr, Command};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
-use super::{Lifecycle, Running, Wiring};
+use super::{Instance, Started, StopSignal};
 use crate::config::CommandSpec;
 use crate::event::Event;
+use crate::link::Links;
 
-/// How long to wait for the last stderr lines after the process is reaped.
-const STDERR_DRAIN: Duration = Duration::from_millis(500);
+/// How long to wait, after the process is reaped, for its last stderr lines and for what it
+/// wrote to stdout to be read (a grandchild may hold either open).
+const OUTPUT_DRAIN: Duration = Duration::from_millis(500);
 
-/// Starts `spec` and wires its stdio into the chain. Must be called from the thread that
-/// stays alive for the whole run (the runtime's main thread): the child is told to die
-/// with the thread that spawned it, so it cannot outlive a conductor that is killed.
-pub fn spawn(spec: &CommandSpec, wiring: Wiring) -> Result<Running, String> {
+/// Starts `spec` with its stdin and stdout as a link; its end is reported on `events`.
+/// Must be called from the thread that stays alive for the whole run (the runtime's main
+/// thread): the child is told to die with the thread that spawned it, so it cannot outlive
+/// a conductor that is killed.
+pub fn spawn(
+    spec: &CommandSpec,
+    links: &Links,
+    events: &mpsc::Sender<Event>,
+) -> Result<Started, String> {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -48,35 +55,44 @@ pub fn spawn(spec: &CommandSpec, wiring: Wiring) -> Result<Running, String> {
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
-    tracing::debug!(component = %wiring.name, pid, program = %spec.program.display(), "started");
+    let name = spec.name.clone();
+    tracing::debug!(component = %name, pid, program = %spec.program.display(), "started");
 
-    let (outbox, gate) = wiring.connect_streams(stdout, stdin);
+    let (link, done) = links.streams(stdout, stdin);
+    let id = link.id;
     let tail = StderrTail::default();
-    let stderr_task = tokio::spawn(log_stderr(stderr, wiring.name.clone(), tail.clone()));
+    let stderr_task = tokio::spawn(log_stderr(stderr, name.clone(), tail.clone()));
     let (stopped_tx, stopped) = watch::channel(false);
+    let events = events.clone();
     tokio::spawn(async move {
+        let _stopped = StopSignal(stopped_tx);
         let reason = match child.wait().await {
             Ok(status) => describe_exit(status),
             Err(e) => format!("could not be waited for: {e}"),
         };
-        let _ = tokio::time::timeout(STDERR_DRAIN, stderr_task).await;
-        tracing::debug!(component = %wiring.name, %reason, "stopped");
-        let _ = wiring
-            .events
+        // Its last messages and stderr lines reach the router before the news that it is gone.
+        let drained = async {
+            let _ = stderr_task.await;
+            done.reader_finished().await;
+        };
+        let _ = tokio::time::timeout(OUTPUT_DRAIN, drained).await;
+        tracing::debug!(component = %name, %reason, "stopped");
+        let stderr_tail = tail.lines();
+        let _ = events
             .send(Event::Exited {
-                link: wiring.link,
+                link: id,
                 reason,
-                stderr_tail: tail.lines(),
+                stderr_tail,
             })
             .await;
-        let _ = stopped_tx.send(true);
     });
-    Ok(Running {
-        outbox,
-        gate,
-        lifecycle: Lifecycle {
+    Ok(Started {
+        link,
+        instance: Instance {
+            link: id,
             stopped,
             process_group: pid,
+            task: None,
         },
     })
 }
@@ -105,6 +121,12 @@ fn describe_exit(status: ExitStatus) -> String {
         (None, Some(sig)) => format!("was killed by signal {sig}"),
         (None, None) => format!("exited ({status})"),
     }
+}
+
+/// Whether any process of the group is left.
+pub fn group_exists(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
 /// Sends `signal` to a whole process group; errors (already gone) are ignored.

@@ -1,11 +1,11 @@
-//! MCP over ACP: the declarations a session setup carries, the connectionless wire form, and
-//! the stdio bridge (private socket plus shim) for agents that cannot speak it themselves.
+//! MCP over ACP: the declarations a session setup carries, the `mcp/*` params, the
+//! connectionless wire form, and the shim an agent that cannot speak it runs instead.
 //!
-//! Routing decisions live in the router (`router/mcp_routes.rs`, `router/bridge.rs`); this
-//! module holds the pure parts and the bridge's processes and sockets.
+//! Routing decisions live in the router (`router/mcp_routes.rs`, `router/bridge.rs`), the
+//! socket shims dial in on with the supervisor (`supervisor/bridge_socket.rs`); this module
+//! holds the pure parts and the shim's side.
 
 pub mod declaration;
-pub mod envelope;
+pub mod params;
 pub mod shim;
-pub mod socket;
 pub mod stateless;

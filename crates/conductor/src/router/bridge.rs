@@ -6,23 +6,21 @@
 //! to connectionless, with the `initialize` answered here and the stateless `_meta` added.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use acp_wire::encode::{self, Call};
 use acp_wire::error_code;
 use acp_wire::successor::EnvelopeMeta;
-use acp_wire::{Envelope, IdKey, Outcome, RawValue};
+use acp_wire::{Envelope, IdKey, Outcome, OutgoingRequests, RawValue};
 use bytes::Bytes;
-use tokio::sync::mpsc;
 
+use super::forward::error_code_of;
 use super::pending::{Pending, Purpose};
-use super::{LinkState, Role, Router};
-use crate::event::{Event, LinkId};
-use crate::mcp::envelope::{self, Address, McpFields};
+use super::topology::Position;
+use super::{Components, Router};
+use crate::link::{LinkId, Outbox};
+use crate::mcp::params::{self as envelope, Address, McpFields};
 use crate::mcp::shim;
-use crate::mcp::socket::BridgeSocket;
 use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
-use crate::transport::{self, Outbox, ReadGate};
 
 /// What a bridge request was for, so its response can be turned into MCP.
 #[derive(Debug)]
@@ -60,94 +58,30 @@ enum Phase {
 #[derive(Debug)]
 struct Shim {
     server: String,
-    owner: LinkId,
+    /// The position of the server's provider.
+    owner: Position,
     phase: Phase,
     hello: ClientHello,
-    /// Requests the server sent to the agent's client: our MCP id → (owner, its id).
-    server_requests: HashMap<u64, Box<str>>,
-    next_id: u64,
+    /// Requests the server sent to the agent's client, by the MCP id the shim got: the id
+    /// they have at the owner.
+    server_requests: OutgoingRequests<Box<str>>,
     /// Connectionless requests in flight: requestId → (our id at the owner, MCP id).
     in_flight: HashMap<String, (u64, Box<str>)>,
 }
 
-/// Every shim connection, and the socket they dial.
+/// Every shim connection.
 #[derive(Debug, Default)]
 pub struct Shims {
     by_link: HashMap<LinkId, Shim>,
     /// (owner, connectionId) → shim link.
-    pub by_connection: HashMap<(LinkId, String), LinkId>,
-    socket: Option<BridgeSocket>,
-    next_request: u64,
-    /// Link limits for new shim links: line cap, queue limit, write timeout.
-    pub limits: Option<LinkLimits>,
-    /// The writer task of each shim link not known to have finished.
-    writers: Vec<tokio::task::JoinHandle<()>>,
+    pub by_connection: HashMap<(Position, String), LinkId>,
+    /// Names the connectionless requests the bridge sends (`requestId`).
+    last_request: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-pub struct LinkLimits {
-    pub max_line: usize,
-    pub queue_limit: usize,
-    pub write_timeout: std::time::Duration,
-}
-
-impl Shims {
-    /// The socket's path, opening it the first time.
-    pub fn socket(&mut self, events: &mpsc::Sender<Event>) -> std::io::Result<String> {
-        if self.socket.is_none() {
-            self.socket = Some(BridgeSocket::open(events.clone())?);
-        }
-        let path = self.socket.as_ref().expect("opened above").path();
-        Ok(path.to_string_lossy().into_owned())
-    }
-}
-
-impl Router {
-    /// Ends the router: drops every outbox, then waits up to `wait` for the shims' writers
-    /// to deliver what is queued (the answers [`release_shims`](Self::release_shims) gave), so
-    /// the end of the runtime does not cut them off.
-    pub async fn finish_shim_writes(mut self, wait: std::time::Duration) {
-        let writers = std::mem::take(&mut self.shims.writers);
-        drop(self);
-        let _ = tokio::time::timeout(wait, async {
-            for writer in writers {
-                let _ = writer.await;
-            }
-        })
-        .await;
-    }
-
-    pub(super) fn on_shim_connected(&mut self, stream: tokio::net::UnixStream) {
-        let limits = self.shims.limits.unwrap_or(LinkLimits {
-            max_line: 64 << 20,
-            queue_limit: 8 << 20,
-            write_timeout: std::time::Duration::from_secs(60),
-        });
-        let link = self.links.len();
-        let (outbox, rx) = Outbox::new(limits.queue_limit);
-        let gate = Arc::new(ReadGate::default());
-        let (read, write) = stream.into_split();
-        tokio::spawn(transport::read_async(
-            link,
-            read,
-            self.events_tx.clone(),
-            gate.clone(),
-            limits.max_line,
-        ));
-        self.shims.writers.retain(|writer| !writer.is_finished());
-        self.shims.writers.push(tokio::spawn(transport::write_async(
-            link,
-            write,
-            rx,
-            self.events_tx.clone(),
-            limits.write_timeout,
-        )));
-        self.links.push(LinkState::new(
-            format!("mcp-bridge#{link}"),
-            Role::Shim,
-            outbox,
-            gate,
-        ));
+impl<C: Components> Router<C> {
+    /// A shim dialed in on `link`: it names its server first.
+    pub(super) fn open_shim(&mut self, link: LinkId) {
         self.shims.by_link.insert(
             link,
             Shim {
@@ -155,8 +89,7 @@ impl Router {
                 owner: 0,
                 phase: Phase::Hello,
                 hello: ClientHello::unknown(),
-                server_requests: HashMap::new(),
-                next_id: 0,
+                server_requests: OutgoingRequests::new(),
                 in_flight: HashMap::new(),
             },
         );
@@ -180,7 +113,7 @@ impl Router {
             }
             Ok(Envelope::Response { id, outcome }) => self.shim_response(link, id, outcome),
             Err(invalid) => {
-                tracing::warn!(shim = link, error = %invalid, "invalid MCP message from the agent");
+                tracing::warn!(shim = link.0, error = %invalid, "invalid MCP message from the agent");
                 let message = invalid.to_string();
                 self.reply_error(link, invalid.reply_id(), invalid.code(), &message, None);
             }
@@ -190,7 +123,7 @@ impl Router {
     fn on_shim_hello(&mut self, link: LinkId, frame: &[u8]) {
         let Some(server_id) = shim::read_hello(frame) else {
             tracing::warn!(
-                shim = link,
+                shim = link.0,
                 "a bridge connection did not name its server; closing it"
             );
             self.write_line(
@@ -201,11 +134,11 @@ impl Router {
         };
         let Some(server) = self.mcp.servers.get(&server_id).cloned() else {
             let reason = format!("no MCP server with id `{server_id}` was declared in this chain");
-            tracing::warn!(shim = link, "{reason}");
+            tracing::warn!(shim = link.0, "{reason}");
             self.write_line(link, shim::welcome_line(Some(&reason)));
             return self.close_shim(link);
         };
-        if !self.links[server.owner].alive {
+        if !self.links[self.at(server.owner)].alive {
             let reason = format!(
                 "the provider of MCP server `{}` is not running",
                 server.name
@@ -214,7 +147,7 @@ impl Router {
             return self.close_shim(link);
         }
         self.write_line(link, shim::welcome_line(None));
-        tracing::info!(server = %server.name, id = %server_id, shim = link, "MCP bridge connection opened");
+        tracing::info!(server = %server.name, id = %server_id, shim = link.0, "MCP bridge connection opened");
         let shim = self
             .shims
             .by_link
@@ -316,7 +249,7 @@ impl Router {
             }
             Phase::Connectionless => {
                 tracing::debug!(
-                    shim = link,
+                    shim = link.0,
                     method,
                     "MCP notification has no connectionless form; dropped"
                 );
@@ -328,17 +261,16 @@ impl Router {
     /// The agent's MCP client answering a request its server sent.
     fn shim_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
         let shim = self.shims.by_link.get_mut(&link).expect("present");
-        let Some(origin_id) =
-            acp_wire::id::own_id(id).and_then(|n| shim.server_requests.remove(&n))
-        else {
+        let Some(origin_id) = shim.server_requests.complete_raw(id) else {
             tracing::warn!(
-                shim = link,
+                shim = link.0,
                 id = id.get(),
                 "MCP response to no pending request; dropped"
             );
             return;
         };
         let owner = shim.owner;
+        let owner = self.at(owner);
         if !self.links[owner].alive {
             return;
         }
@@ -371,11 +303,7 @@ impl Router {
         let Some(shim) = self.shims.by_link.get_mut(&link) else {
             return;
         };
-        let mcp_id = id.map(|id| {
-            shim.next_id += 1;
-            shim.server_requests.insert(shim.next_id, id.get().into());
-            shim.next_id.to_string()
-        });
+        let mcp_id = id.map(|id| shim.server_requests.register(id.get().into()).to_string());
         let mut out = Vec::new();
         encode::call(
             &mut out,
@@ -397,13 +325,17 @@ impl Router {
             .map(|(link, _)| *link)
     }
 
+    /// The answer to a request the bridge sent for a shim, arriving on `answered_on`.
     pub(super) fn on_bridge_response(
         &mut self,
-        owner: LinkId,
+        answered_on: LinkId,
         pending: Pending,
         outcome: Outcome<'_>,
     ) {
         let link = pending.origin;
+        let Some(owner) = self.links[answered_on].position else {
+            return;
+        };
         let Purpose::Bridge(call) = pending.purpose else {
             unreachable!("only bridge entries come here")
         };
@@ -491,12 +423,12 @@ impl Router {
         }
     }
 
-    fn on_connected(&mut self, link: LinkId, owner: LinkId, outcome: Outcome<'_>) {
+    fn on_connected(&mut self, link: LinkId, owner: Position, outcome: Outcome<'_>) {
         let name = self.server_name(link);
         let next = match outcome {
             Outcome::Result(r) => match envelope::connection_id(r) {
                 Some(connection) => {
-                    tracing::debug!(server = %name, %connection, shim = link, "MCP connection established");
+                    tracing::debug!(server = %name, %connection, shim = link.0, "MCP connection established");
                     self.shims
                         .by_connection
                         .insert((owner, connection.clone()), link);
@@ -509,8 +441,8 @@ impl Router {
                     ),
                 },
             },
-            Outcome::Error(e) if super::error_code_of(e) == Some(error_code::METHOD_NOT_FOUND) => {
-                tracing::debug!(server = %name, shim = link, "provider does not know mcp/connect; using connectionless mcp/message");
+            Outcome::Error(e) if error_code_of(e) == Some(error_code::METHOD_NOT_FOUND) => {
+                tracing::debug!(server = %name, shim = link.0, "provider does not know mcp/connect; using connectionless mcp/message");
                 Phase::Connectionless
             }
             Outcome::Error(e) => Phase::Broken {
@@ -545,7 +477,7 @@ impl Router {
             "MCP server `{name}`: ACP transport error: {}",
             error_message(error)
         );
-        let code = super::error_code_of(error).unwrap_or(error_code::INTERNAL_ERROR);
+        let code = error_code_of(error).unwrap_or(error_code::INTERNAL_ERROR);
         self.reply_error(link, mcp_id, code, &message, None);
     }
 
@@ -603,8 +535,8 @@ impl Router {
     }
 
     fn next_request_id(&mut self) -> String {
-        self.shims.next_request += 1;
-        format!("acp-conductor-{}", self.shims.next_request)
+        self.shims.last_request += 1;
+        format!("acp-conductor-{}", self.shims.last_request)
     }
 
     /// Sends a request (`call: Some((mcp id, purpose))`) or notification to the owner of
@@ -622,12 +554,14 @@ impl Router {
 
     fn send_to(
         &mut self,
-        owner: LinkId,
+        owner: Position,
         link: LinkId,
         call: Option<(&str, BridgeCall)>,
         method: &str,
         params: &str,
     ) -> Option<u64> {
+        let hop = self.owner_hop(owner);
+        let owner = self.at(owner);
         if !self.links[owner].alive {
             if let Some((mcp_id, _)) = call {
                 let message = format!(
@@ -647,7 +581,6 @@ impl Router {
             })
         });
         let params = RawValue::from_string(params.to_string()).expect("built as JSON");
-        let hop = self.owner_hop(owner);
         let via = hop
             .wrap
             .then(|| self.links[owner].dialect.successor_method());
@@ -669,10 +602,11 @@ impl Router {
         own
     }
 
-    fn cancel_at_owner(&mut self, owner: LinkId, link: LinkId, own: u64) {
+    fn cancel_at_owner(&mut self, owner: Position, link: LinkId, own: u64) {
         let params = format!("{{\"requestId\":{own}}}");
         let params = RawValue::from_string(params).expect("valid JSON");
         let hop = self.owner_hop(owner);
+        let owner = self.at(owner);
         let via = hop
             .wrap
             .then(|| self.links[owner].dialect.successor_method());
@@ -696,7 +630,7 @@ impl Router {
     /// The shim closed (the agent closed its stdin) or its socket failed: tell the owner
     /// and answer what the owner still waits for from the agent's client.
     pub(super) fn on_shim_gone(&mut self, link: LinkId) {
-        let Some(shim) = self.shims.by_link.remove(&link) else {
+        let Some(mut shim) = self.shims.by_link.remove(&link) else {
             return;
         };
         // Closing our side lets the shim, which waits for it after its stdin closed, exit now.
@@ -707,14 +641,15 @@ impl Router {
             .servers
             .get(&shim.server)
             .map_or_else(|| shim.server.clone(), |s| s.name.clone());
-        tracing::info!(server = %name, shim = link, "MCP bridge connection closed");
+        tracing::info!(server = %name, shim = link.0, "MCP bridge connection closed");
         let owner = shim.owner;
-        if matches!(shim.phase, Phase::Hello) || !self.links[owner].alive {
+        let owner_link = self.at(owner);
+        if matches!(shim.phase, Phase::Hello) || !self.links[owner_link].alive {
             return;
         }
-        for (_, origin_id) in shim.server_requests {
+        for origin_id in shim.server_requests.take_all() {
             self.reply_error(
-                owner,
+                owner_link,
                 &origin_id,
                 error_code::INTERNAL_ERROR,
                 "the agent's MCP client disconnected",
@@ -770,13 +705,6 @@ impl Router {
                 message,
                 None,
             );
-        }
-    }
-
-    /// In a failed chain: the agent's MCP requests are answered with the failure.
-    pub(super) fn shim_frame_after_failure(&mut self, link: LinkId, frame: &[u8], message: &str) {
-        if let Ok(Envelope::Request { id, .. }) = acp_wire::parse(frame) {
-            self.reply_error(link, id.get(), error_code::COMPONENT_FAILED, message, None);
         }
     }
 

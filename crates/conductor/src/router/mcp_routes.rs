@@ -9,16 +9,17 @@ use std::collections::HashMap;
 
 use acp_wire::RawValue;
 
-use super::topology::{Hop, Origin, Toward};
-use super::{Role, Router};
-use crate::event::LinkId;
+use super::topology::{Hop, Origin, Position, Toward};
+use super::{Components, Role, Router};
+use crate::link::LinkId;
 use crate::mcp::declaration::{self, AcpDeclaration, IdField};
-use crate::mcp::envelope::McpFields;
+use crate::mcp::params::McpFields;
 
 /// A declared MCP-over-ACP server.
 #[derive(Debug, Clone)]
 pub struct Server {
-    pub owner: LinkId,
+    /// The position that declared it first, which serves it.
+    pub owner: Position,
     pub name: String,
     pub field: IdField,
 }
@@ -29,15 +30,15 @@ pub struct McpTable {
     pub servers: HashMap<String, Server>,
     /// The connection ids a native agent knows → (owner, the owner's id). They differ only
     /// when two providers chose the same id.
-    agent_connections: HashMap<String, (LinkId, String)>,
+    agent_connections: HashMap<String, (Position, String)>,
     /// (owner, the owner's id) → the id the agent knows.
-    agent_aliases: HashMap<(LinkId, String), String>,
+    agent_aliases: HashMap<(Position, String), String>,
 }
 
 impl McpTable {
     /// Records a connection `owner` opened for the agent; returns the id the agent must see,
     /// which is `connection` unless another provider already uses that id.
-    pub fn open_agent_connection(&mut self, owner: LinkId, connection: String) -> String {
+    pub fn open_agent_connection(&mut self, owner: Position, connection: String) -> String {
         let mut visible = connection.clone();
         let mut n = 1;
         while self
@@ -55,7 +56,7 @@ impl McpTable {
         visible
     }
 
-    fn close_agent_connection(&mut self, visible: &str) -> Option<(LinkId, String)> {
+    fn close_agent_connection(&mut self, visible: &str) -> Option<(Position, String)> {
         let known = self.agent_connections.remove(visible)?;
         self.agent_aliases.remove(&known);
         Some(known)
@@ -76,10 +77,10 @@ pub enum McpRoute {
     Unserved(String),
 }
 
-impl Router {
-    pub(super) fn owner_hop(&self, owner: LinkId) -> Hop {
+impl<C: Components> Router<C> {
+    pub(super) fn owner_hop(&self, owner: Position) -> Hop {
         Hop {
-            link: owner,
+            position: owner,
             wrap: self.topology.is_proxy(owner),
         }
     }
@@ -87,10 +88,13 @@ impl Router {
     /// Toward the agent from the owner's side: our agent, or in proxy mode the parent's
     /// successor behind link 0.
     fn agent_hop(&self) -> Hop {
-        match self.topology.agent_link() {
-            Some(link) => Hop { link, wrap: false },
+        match self.topology.agent_position() {
+            Some(position) => Hop {
+                position,
+                wrap: false,
+            },
             None => Hop {
-                link: 0,
+                position: 0,
                 wrap: true,
             },
         }
@@ -99,15 +103,15 @@ impl Router {
     /// Whether acp declarations reach the agent as they are. In proxy mode the parent
     /// conductor bridges for the agent behind it.
     fn agent_speaks_mcp_over_acp(&self) -> bool {
-        match self.topology.agent_link() {
+        match self.topology.agent_position() {
             Some(_) => self.agent.is_some_and(|a| a.mcp_over_acp),
             None => true,
         }
     }
 
+    /// Where an `mcp/*` message from `origin` goes instead of its ordinary next hop.
     pub(super) fn mcp_route(
         &mut self,
-        link: LinkId,
         origin: Origin,
         method: &str,
         params: Option<&RawValue>,
@@ -135,11 +139,16 @@ impl Router {
             return McpRoute::Ordinary;
         }
         // A provider speaking to the client of one of its connections.
+        let provider = origin.position;
         if let Some(connection) = &fields.connection_id {
-            if let Some(shim) = self.shims.by_connection.get(&(link, connection.clone())) {
+            if let Some(shim) = self
+                .shims
+                .by_connection
+                .get(&(provider, connection.clone()))
+            {
                 return McpRoute::Shim(*shim);
             }
-            if let Some(visible) = self.mcp.agent_aliases.get(&(link, connection.clone())) {
+            if let Some(visible) = self.mcp.agent_aliases.get(&(provider, connection.clone())) {
                 let params = params.and_then(|p| with_connection_id(p, connection, visible));
                 return McpRoute::To(self.agent_hop(), params);
             }
@@ -148,7 +157,7 @@ impl Router {
                 .mcp
                 .servers
                 .get(server)
-                .is_some_and(|s| s.owner == link)
+                .is_some_and(|s| s.owner == provider)
         {
             return match self.shim_for_request(server, request) {
                 Some(shim) => McpRoute::Shim(shim),
@@ -206,12 +215,12 @@ impl Router {
         }
     }
 
-    /// A session setup request passing from `link` toward the agent: records the servers it
+    /// A session setup request passing from `from` toward the agent: records the servers it
     /// declares first, and rewrites them into bridge shims when the next hop is an agent
     /// that cannot speak MCP-over-ACP. Returns the params to send instead, if rewritten.
     pub(super) fn on_session_setup(
         &mut self,
-        link: LinkId,
+        from: Position,
         hop: Hop,
         params: Option<&RawValue>,
     ) -> Option<Box<RawValue>> {
@@ -220,32 +229,28 @@ impl Router {
             return None;
         }
         for d in &declared {
-            self.record_declaration(link, d);
+            self.record_declaration(from, d);
         }
-        if Some(hop.link) != self.topology.agent_link() || self.agent_speaks_mcp_over_acp() {
+        if Some(hop.position) != self.topology.agent_position() || self.agent_speaks_mcp_over_acp()
+        {
             return None;
         }
-        let socket = match self.shims.socket(&self.events_tx) {
-            Ok(path) => path,
+        let endpoint = match self.components.bridge() {
+            Ok(endpoint) => endpoint,
             Err(e) => {
-                tracing::error!(error = %e, "cannot open the MCP bridge socket; the agent gets the acp declarations unchanged");
+                tracing::error!(error = %e, "cannot open the MCP bridge; the agent gets the acp declarations unchanged");
                 return None;
             }
         };
-        let exe = match std::env::current_exe() {
-            Ok(exe) => exe.to_string_lossy().into_owned(),
-            Err(e) => {
-                tracing::error!(error = %e, "cannot find the conductor's own executable; the agent gets the acp declarations unchanged");
-                return None;
-            }
-        };
-        let agent = self.links[hop.link].name.clone();
+        let exe = endpoint.program.to_string_lossy().into_owned();
+        let socket = endpoint.socket.to_string_lossy().into_owned();
+        let agent = self.links[self.at(hop.position)].name.clone();
         let rewritten = declaration::rewrite(params?, |d| {
             let owner = self
                 .mcp
                 .servers
                 .get(&d.id)
-                .map_or("?", |s| self.links[s.owner].name.as_str());
+                .map_or("?", |s| self.links[self.at(s.owner)].name.as_str());
             tracing::info!(server = %d.name, id = %d.id, provider = owner, %agent, "bridging MCP server to the agent as a stdio server");
             let args = [
                 "mcp-bridge".to_string(),
@@ -259,11 +264,11 @@ impl Router {
         RawValue::from_string(rewritten).ok()
     }
 
-    fn record_declaration(&mut self, link: LinkId, d: &AcpDeclaration) {
+    fn record_declaration(&mut self, position: Position, d: &AcpDeclaration) {
         if self.mcp.servers.contains_key(&d.id) {
             return;
         }
-        let owner = &self.links[link];
+        let owner = &self.links[self.at(position)];
         let by = if owner.role == Role::Editor {
             "the editor".to_string()
         } else {
@@ -273,7 +278,7 @@ impl Router {
         self.mcp.servers.insert(
             d.id.clone(),
             Server {
-                owner: link,
+                owner: position,
                 name: d.name.clone(),
                 field: d.field,
             },

@@ -1,13 +1,14 @@
-//! Requests the conductor sent on one link and has not yet seen answered: the id it chose
-//! there, mapped to where the request came from and the id it had there.
+//! What the router waits for on each link: for every request it sent there, where the
+//! response goes (the link and id it came from) and what else the response is for.
 
-use std::collections::HashMap;
-
-use acp_wire::{IdKey, RawValue};
+use acp_wire::{IdKey, OutgoingRequests, RawValue};
 use bytes::Bytes;
 
 use super::bridge::BridgeCall;
-use crate::event::LinkId;
+use crate::link::LinkId;
+
+/// The requests the conductor sent on one link, by the id it chose there.
+pub type PendingRequests = OutgoingRequests<Pending>;
 
 /// What to do with the response besides relaying it.
 #[derive(Debug)]
@@ -27,8 +28,10 @@ pub enum Purpose {
     Bridge(BridgeCall),
 }
 
+/// One request the conductor sent and waits to hear back about.
 #[derive(Debug)]
 pub struct Pending {
+    /// The link the request came from, where the response goes.
     pub origin: LinkId,
     /// The id the origin used, as its exact JSON text.
     pub origin_id: Box<str>,
@@ -36,55 +39,10 @@ pub struct Pending {
     pub purpose: Purpose,
 }
 
-#[derive(Debug, Default)]
-pub struct PendingRequests {
-    next_id: u64,
-    entries: HashMap<u64, Pending>,
-}
-
-impl PendingRequests {
-    /// Records a request about to be sent and returns the id to send it with.
-    pub fn register(&mut self, pending: Pending) -> u64 {
-        self.next_id += 1;
-        self.entries.insert(self.next_id, pending);
-        self.next_id
-    }
-
-    pub fn complete(&mut self, id: u64) -> Option<Pending> {
-        self.entries.remove(&id)
-    }
-
-    /// Our id for the request `origin` sent with id `key`, if still pending here.
-    pub fn find(&self, origin: LinkId, key: &IdKey) -> Option<u64> {
-        self.entries.iter().find_map(|(id, p)| {
-            (p.origin == origin && raw_key(&p.origin_id).as_ref() == Some(key)).then_some(*id)
-        })
-    }
-
-    /// Removes and returns every entry for which `take` is true.
-    pub fn take_where(&mut self, mut take: impl FnMut(&Pending) -> bool) -> Vec<Pending> {
-        let ids: Vec<u64> = self
-            .entries
-            .iter()
-            .filter(|(_, p)| take(p))
-            .map(|(id, _)| *id)
-            .collect();
-        ids.into_iter()
-            .filter_map(|id| self.entries.remove(&id))
-            .collect()
-    }
-
-    pub fn count_from(&self, origin: LinkId) -> usize {
-        self.entries.values().filter(|p| p.origin == origin).count()
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
+/// Our id for the request `origin` sent with id `key`, if it is still pending in `requests`.
+/// Ids match as JSON-RPC ids do: strings by their decoded text, numbers by their literal.
+pub fn find_forwarded(requests: &PendingRequests, origin: LinkId, key: &IdKey) -> Option<u64> {
+    requests.find(|p| p.origin == origin && raw_key(&p.origin_id).as_ref() == Some(key))
 }
 
 fn raw_key(text: &str) -> Option<IdKey> {
@@ -95,9 +53,9 @@ fn raw_key(text: &str) -> Option<IdKey> {
 mod tests {
     use super::*;
 
-    fn pending(origin: LinkId, id: &str) -> Pending {
+    fn pending(origin: usize, id: &str) -> Pending {
         Pending {
-            origin,
+            origin: LinkId(origin),
             origin_id: id.into(),
             method: "m".into(),
             purpose: Purpose::Relay,
@@ -110,7 +68,7 @@ mod tests {
 
     #[test]
     fn ids_are_per_link_counters_starting_at_one() {
-        let mut p = PendingRequests::default();
+        let mut p = PendingRequests::new();
         assert_eq!(p.register(pending(0, "0")), 1);
         assert_eq!(p.register(pending(0, "\"0\"")), 2);
         assert_eq!(p.complete(1).unwrap().origin_id.as_ref(), "0");
@@ -120,27 +78,14 @@ mod tests {
 
     #[test]
     fn finds_by_origin_and_normalized_id() {
-        let mut p = PendingRequests::default();
+        let mut p = PendingRequests::new();
         let a = p.register(pending(0, r#""a""#));
         let b = p.register(pending(2, r#""a""#));
         let c = p.register(pending(0, "0"));
-        assert_eq!(p.find(0, &key(r#""\u0061""#)), Some(a));
-        assert_eq!(p.find(2, &key(r#""a""#)), Some(b));
-        assert_eq!(p.find(0, &key("0")), Some(c));
-        assert_eq!(p.find(0, &key(r#""0""#)), None);
-        assert_eq!(p.find(1, &key(r#""a""#)), None);
-    }
-
-    #[test]
-    fn take_where_removes_only_matching() {
-        let mut p = PendingRequests::default();
-        p.register(pending(0, "1"));
-        p.register(pending(3, "2"));
-        p.register(pending(0, "3"));
-        assert_eq!(p.count_from(0), 2);
-        let taken = p.take_where(|e| e.origin == 0);
-        assert_eq!(taken.len(), 2);
-        assert_eq!(p.len(), 1);
-        assert_eq!(p.count_from(0), 0);
+        assert_eq!(find_forwarded(&p, LinkId(0), &key(r#""\u0061""#)), Some(a));
+        assert_eq!(find_forwarded(&p, LinkId(2), &key(r#""a""#)), Some(b));
+        assert_eq!(find_forwarded(&p, LinkId(0), &key("0")), Some(c));
+        assert_eq!(find_forwarded(&p, LinkId(0), &key(r#""0""#)), None);
+        assert_eq!(find_forwarded(&p, LinkId(1), &key(r#""a""#)), None);
     }
 }

@@ -1,19 +1,21 @@
-//! The routing table of the chain: where a message arriving on a link goes, and whether it
+//! The routing table of the chain: where a message arriving from a position goes, and whether it
 //! travels plain or wrapped in `proxy/successor`. Pure: every routing rule lives here.
 //!
 //! Positions: 0 is the editor (in proxy mode, the parent conductor), 1..=n are the proxies,
-//! n+1 is the agent (in proxy mode, the parent's successor, reached through link 0 wrapped).
-//! Links are numbered like positions; in proxy mode there is no link n+1.
+//! n+1 is the agent (in proxy mode, the parent's successor, reached through position 0
+//! wrapped, so there is no position n+1). A position is a place in the chain, not a link: a
+//! component started again keeps its position and gets a new link.
 
 use acp_wire::successor::Dialect;
 
-use crate::event::LinkId;
+/// A place in the chain: 0 the editor, 1..=n the proxies, n+1 the agent.
+pub type Position = usize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChainMode {
-    /// Terminal: link 0 is an editor, position n+1 is our own agent.
+    /// Terminal: position 0 is an editor, position n+1 is our own agent.
     Agent,
-    /// Nested: link 0 is a parent conductor that also stands for our successor.
+    /// Nested: position 0 is a parent conductor that also stands for our successor.
     Proxy,
 }
 
@@ -32,10 +34,10 @@ pub struct Origin {
     pub wrapped: bool,
 }
 
-/// Where a message goes: a link, plain or wrapped.
+/// Where a message goes: a position, plain or wrapped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hop {
-    pub link: LinkId,
+    pub position: Position,
     pub wrap: bool,
 }
 
@@ -46,6 +48,7 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// How many positions have a link of their own (in proxy mode the agent's has none).
     pub fn link_count(&self) -> usize {
         match self.mode {
             ChainMode::Agent => self.proxies + 2,
@@ -53,19 +56,19 @@ impl Topology {
         }
     }
 
-    pub fn agent_link(&self) -> Option<LinkId> {
+    pub fn agent_position(&self) -> Option<Position> {
         (self.mode == ChainMode::Agent).then_some(self.proxies + 1)
     }
 
-    pub fn is_proxy(&self, link: LinkId) -> bool {
-        (1..=self.proxies).contains(&link)
+    pub fn is_proxy(&self, position: Position) -> bool {
+        (1..=self.proxies).contains(&position)
     }
 
-    /// Reads the direction of a request or notification from the link it arrived on and its
-    /// outer method name.
-    pub fn classify(&self, link: LinkId, method: &str) -> Origin {
+    /// Reads the direction of a request or notification from the position it arrived from
+    /// and its outer method name.
+    pub fn classify(&self, from: Position, method: &str) -> Origin {
         let successor = Dialect::of_successor(method).is_some();
-        if link == 0 {
+        if from == 0 {
             if self.mode == ChainMode::Proxy && successor {
                 // The parent delivers what our successor sent toward the editor.
                 return Origin {
@@ -80,15 +83,15 @@ impl Topology {
                 wrapped: false,
             };
         }
-        if self.is_proxy(link) && successor {
+        if self.is_proxy(from) && successor {
             return Origin {
-                position: link,
+                position: from,
                 toward: Toward::Agent,
                 wrapped: true,
             };
         }
         Origin {
-            position: link,
+            position: from,
             toward: Toward::Editor,
             wrapped: false,
         }
@@ -101,17 +104,17 @@ impl Topology {
                 let to = origin.position + 1;
                 if to <= self.proxies {
                     Hop {
-                        link: to,
+                        position: to,
                         wrap: false,
                     }
                 } else {
                     match self.mode {
                         ChainMode::Agent => Hop {
-                            link: to,
+                            position: to,
                             wrap: false,
                         },
                         ChainMode::Proxy => Hop {
-                            link: 0,
+                            position: 0,
                             wrap: true,
                         },
                     }
@@ -120,7 +123,7 @@ impl Topology {
             Toward::Editor => {
                 let to = origin.position - 1;
                 Hop {
-                    link: to,
+                    position: to,
                     wrap: to != 0,
                 }
             }
@@ -135,9 +138,9 @@ mod tests {
     const PLAIN: &str = "session/prompt";
     const WRAPPED: &str = "proxy/successor";
 
-    fn route(t: Topology, link: LinkId, method: &str) -> (LinkId, bool) {
-        let hop = t.next_hop(t.classify(link, method));
-        (hop.link, hop.wrap)
+    fn route(t: Topology, from: Position, method: &str) -> (Position, bool) {
+        let hop = t.next_hop(t.classify(from, method));
+        (hop.position, hop.wrap)
     }
 
     #[test]
@@ -160,7 +163,7 @@ mod tests {
             proxies: 3,
             mode: ChainMode::Agent,
         };
-        assert_eq!(t.agent_link(), Some(4));
+        assert_eq!(t.agent_position(), Some(4));
         // editor -> proxy 1, plain
         assert_eq!(route(t, 0, PLAIN), (1, false));
         // proxy k successor -> k+1 plain; proxy 3 -> agent plain
@@ -182,7 +185,7 @@ mod tests {
             mode: ChainMode::Proxy,
         };
         assert_eq!(t.link_count(), 3);
-        assert_eq!(t.agent_link(), None);
+        assert_eq!(t.agent_position(), None);
         // from parent (as predecessor) -> first proxy
         assert_eq!(route(t, 0, PLAIN), (1, false));
         // last proxy toward its successor -> parent, wrapped

@@ -3,7 +3,7 @@
 //!
 //! Each instance is a task of its own on the multi-thread runtime, so a guest that computes
 //! holds one worker at a time and yields every epoch tick; its stdin and stdout are
-//! in-process pipes read and written by the same transport tasks as a child's pipes.
+//! in-process pipes, linked to the router like a child's pipes.
 //! `docs/sandbox.md` describes what a guest can and cannot do.
 
 mod cache;
@@ -16,20 +16,20 @@ mod streams;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
-use super::{Lifecycle, Running, Wiring};
+use super::{Instance, Started, StopSignal};
 use crate::config::WasmSpec;
 use crate::event::Event;
-use crate::transport::{self, Outbox, ReadGate};
+use crate::link::Links;
 use cache::CompileCache;
 use limits::ComputeClock;
 use sandbox::GuestIo;
 use streams::GuestStderr;
 
-/// Bytes queued in each direction between the transport and the guest. The transport's
-/// outbox queues the rest, with its own limit and backpressure.
+/// Bytes queued in each direction between the link and the guest. The link's outbox
+/// queues the rest, with its own limit and backpressure.
 const PIPE_BYTES: usize = 256 * 1024;
 
 /// What every WASM proxy of one run shares: where compiled code is cached.
@@ -47,10 +47,16 @@ impl WasmHost {
     }
 }
 
-/// Starts the WASM proxy `spec` and wires its stdio into the chain. Loading (reading,
-/// compiling or fetching from the cache, instantiating) happens in the instance's task: a
-/// proxy that cannot be loaded reports it as how it ended, like a child that exits at once.
-pub fn spawn(spec: &WasmSpec, host: &WasmHost, wiring: Wiring) -> Result<Running, String> {
+/// Starts the WASM proxy `spec` with its stdin and stdout as a link; its end is reported on
+/// `events`. Loading (reading, compiling or fetching from the cache, instantiating) happens
+/// in the instance's task: a proxy that cannot be loaded reports it as how it ended, like a
+/// child that exits at once.
+pub fn spawn(
+    spec: &WasmSpec,
+    host: &WasmHost,
+    links: &Links,
+    events: &mpsc::Sender<Event>,
+) -> Result<Started, String> {
     let engine = engine::shared()?;
     let clock = Arc::new(ComputeClock::new());
     let (host_stdin, guest_stdin) = streams::stdin(PIPE_BYTES, clock.clone());
@@ -59,33 +65,16 @@ pub fn spawn(spec: &WasmSpec, host: &WasmHost, wiring: Wiring) -> Result<Running
     let io = GuestIo {
         stdin: guest_stdin,
         stdout: guest_stdout,
-        stderr: GuestStderr::new(&wiring.name, tail.clone()),
+        stderr: GuestStderr::new(&spec.name, tail.clone()),
     };
 
-    let (outbox, outbox_rx) = Outbox::new(wiring.queue_limit);
-    let gate = Arc::new(ReadGate::default());
-    let writer = transport::write_async(
-        wiring.link,
-        host_stdin,
-        outbox_rx,
-        wiring.events.clone(),
-        wiring.write_timeout,
-    );
-    let (read_all_tx, read_all) = oneshot::channel::<()>();
-    let reader = {
-        let read = transport::read_async(
-            wiring.link,
-            host_stdout,
-            wiring.events.clone(),
-            gate.clone(),
-            wiring.max_line,
-        );
-        async move {
-            read.await;
-            let _ = read_all_tx.send(());
-        }
-    };
+    // Measured: a guest sharing its task with the loops of its link costs more per message
+    // (each wake resumes the guest) than the hand-off between tasks saves.
+    let (link, done) = links.streams(host_stdout, host_stdin);
+    let id = link.id;
     let (stopped_tx, stopped) = watch::channel(false);
+    let events = events.clone();
+    let name = spec.name.clone();
     let spec = spec.clone();
     let cache = host.cache.clone();
     let guest = async move {
@@ -96,32 +85,28 @@ pub fn spawn(spec: &WasmSpec, host: &WasmHost, wiring: Wiring) -> Result<Running
         stdin.close();
         stderr.finish();
         // Its last messages reach the router before the news that it is gone.
-        let _ = read_all.await;
-        tracing::debug!(component = %wiring.name, %reason, "stopped");
-        let _ = wiring
-            .events
+        done.reader_finished().await;
+        tracing::debug!(component = %name, %reason, "stopped");
+        let stderr_tail = tail.lines();
+        let _ = events
             .send(Event::Exited {
-                link: wiring.link,
+                link: id,
                 reason,
-                stderr_tail: tail.lines(),
+                stderr_tail,
             })
             .await;
     };
-    // Three tasks, as for a child process: measured, a guest sharing its task with the
-    // writer of its stdin costs more per message (each wake resumes the guest) than the
-    // hand-off between tasks saves.
-    tokio::spawn(writer);
-    tokio::spawn(reader);
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
+        let _stopped = StopSignal(stopped_tx);
         guest.await;
-        let _ = stopped_tx.send(true);
     });
-    Ok(Running {
-        outbox,
-        gate,
-        lifecycle: Lifecycle {
+    Ok(Started {
+        link,
+        instance: Instance {
+            link: id,
             stopped,
             process_group: None,
+            task: Some(task.abort_handle()),
         },
     })
 }

@@ -1,14 +1,17 @@
 //! The private channel bridge shims dial back on: a Unix socket in a fresh per-run directory
 //! only our user can enter (mode 0700), removed when the run ends. Never a network port.
+//! Each connection becomes a link; what the shim says is the router's business.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
 use crate::event::Event;
+use crate::link::{LinkDone, Links};
 
 /// The listening socket and its directory; both go away on drop.
 #[derive(Debug)]
@@ -16,12 +19,14 @@ pub struct BridgeSocket {
     dir: PathBuf,
     path: PathBuf,
     accept: tokio::task::JoinHandle<()>,
+    /// The links of the shims that connected, to let their last writes finish at the end.
+    shims: Arc<Mutex<Vec<LinkDone>>>,
 }
 
 impl BridgeSocket {
-    /// Creates the directory and starts accepting; each shim that connects becomes an
-    /// [`Event::ShimConnected`]. Must be called inside the runtime.
-    pub fn open(events: mpsc::Sender<Event>) -> std::io::Result<BridgeSocket> {
+    /// Creates the directory and starts accepting; each shim that connects gets a link,
+    /// announced as [`Event::ShimConnected`]. Must be called inside the runtime.
+    pub fn open(links: Links, events: mpsc::Sender<Event>) -> std::io::Result<BridgeSocket> {
         let dir = private_dir(&std::env::temp_dir())?;
         let path = dir.join("bridge.sock");
         let listener = match UnixListener::bind(&path) {
@@ -31,11 +36,17 @@ impl BridgeSocket {
                 return Err(e);
             }
         };
+        let links = links.held();
+        let shims = Arc::new(Mutex::new(Vec::new()));
+        let connected = shims.clone();
         let accept = tokio::spawn(async move {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        if events.send(Event::ShimConnected(stream)).await.is_err() {
+                        let (from_shim, to_shim) = stream.into_split();
+                        let (link, done) = links.streams(from_shim, to_shim);
+                        remember(&connected, done);
+                        if events.send(Event::ShimConnected(link)).await.is_err() {
                             return;
                         }
                     }
@@ -47,12 +58,38 @@ impl BridgeSocket {
             }
         });
         tracing::debug!(path = %path.display(), "MCP bridge socket listening");
-        Ok(BridgeSocket { dir, path, accept })
+        Ok(BridgeSocket {
+            dir,
+            path,
+            accept,
+            shims,
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Waits until every shim link's writer has delivered what was queued and closed.
+    pub async fn shims_written(&self) {
+        let shims: Vec<LinkDone> = lock(&self.shims).clone();
+        for done in shims {
+            done.writer_finished().await;
+        }
+    }
+}
+
+/// Keeps a new shim link's `done`, forgetting those whose writers have finished.
+fn remember(shims: &Mutex<Vec<LinkDone>>, done: LinkDone) {
+    let mut shims = lock(shims);
+    shims.retain(|shim| !shim.writer_has_finished());
+    shims.push(done);
+}
+
+fn lock(shims: &Mutex<Vec<LinkDone>>) -> std::sync::MutexGuard<'_, Vec<LinkDone>> {
+    shims
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Drop for BridgeSocket {
@@ -89,7 +126,12 @@ mod tests {
     #[tokio::test]
     async fn directory_is_private_and_removed_on_drop() {
         let (tx, mut rx) = mpsc::channel(4);
-        let socket = BridgeSocket::open(tx).unwrap();
+        let limits = crate::link::LinkLimits {
+            max_line: 1 << 20,
+            queue_limit: 1 << 20,
+            write_timeout: std::time::Duration::from_secs(5),
+        };
+        let socket = BridgeSocket::open(Links::new(tx.clone(), limits), tx).unwrap();
         let dir = socket.path().parent().unwrap().to_path_buf();
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);

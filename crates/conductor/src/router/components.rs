@@ -1,0 +1,47 @@
+//! What the router asks of whoever runs the components: starting one again, stopping one,
+//! remembering what each was initialized with, the MCP bridge's address. The router itself
+//! starts nothing, spawns no task and opens no socket.
+
+use std::path::PathBuf;
+
+use bytes::Bytes;
+
+use super::topology::Position;
+use crate::link::Link;
+
+/// The components of the chain, as the router sees them. Implemented by the supervisor,
+/// and in the router's tests by in-memory peers.
+pub trait Components {
+    /// Starts the component at `position` again, stopping what is left of its current
+    /// instance. If it cannot start, the new link is unconnected and the failure arrives as
+    /// an [`Event::Exited`](crate::event::Event) for it.
+    fn restart(&mut self, position: Position) -> Restarted;
+
+    /// Stops the component at `position`: its process group (or WASM instance) is ended.
+    /// The router has already stopped routing to it.
+    fn stop(&mut self, position: Position);
+
+    /// Records the params of the `initialize` (or `proxy/initialize`) sent to `position`,
+    /// which a restarted component is initialized with again.
+    fn initialized(&mut self, position: Position, params: Bytes);
+
+    /// Where MCP bridge shims for the agent dial in, opening the socket on first use.
+    fn bridge(&mut self) -> std::io::Result<BridgeEndpoint>;
+}
+
+/// A component started again.
+#[derive(Debug)]
+pub struct Restarted {
+    pub link: Link,
+    /// The params its previous instance was initialized with, to initialize it the same way.
+    pub initialize_params: Option<Bytes>,
+}
+
+/// How an agent reaches a bridged MCP server: it runs `program mcp-bridge --socket SOCKET
+/// --server ID`, which dials `socket`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BridgeEndpoint {
+    /// The conductor's own executable, which has the `mcp-bridge` subcommand.
+    pub program: PathBuf,
+    pub socket: PathBuf,
+}

@@ -1,0 +1,456 @@
+//! Forwarding: a request or notification goes one hop with an id of the conductor's own, a
+//! response goes back to whoever asked with the id they used. Rewrites by splicing only.
+//!
+//! A plain notification travelling plain is passed on as the very same bytes. Only the
+//! agent's `InitializeResponse`, `$/cancel_request` params and (for MCP) session setups and
+//! `mcp/connect` results are looked into; everything else is an envelope around payload
+//! bytes kept as they arrived.
+
+use acp_wire::encode::{self, Call};
+use acp_wire::error_code;
+use acp_wire::successor::{self, Dialect, EnvelopeMeta};
+use acp_wire::{Envelope, IdKey, Outcome, RawValue};
+use bytes::Bytes;
+
+use super::initialize::{self, AgentCapabilities};
+use super::mcp_routes::McpRoute;
+use super::pending::{Pending, Purpose, find_forwarded};
+use super::topology::{self, Hop, Position};
+use super::{Components, Role, Router, RunState};
+use crate::link::{LinkId, Queued};
+
+impl<C: Components> Router<C> {
+    /// One frame from a link of the chain (not a bridge shim).
+    pub(super) fn on_frame(&mut self, link: LinkId, frame: Bytes) {
+        match acp_wire::parse(&frame) {
+            Ok(Envelope::Request { id, method, params }) => {
+                self.on_call(link, Some(id), method, params, &frame)
+            }
+            Ok(Envelope::Notification { method, params }) => {
+                self.on_call(link, None, method, params, &frame)
+            }
+            Ok(Envelope::Response { id, outcome }) => self.on_response(link, id, outcome),
+            Err(invalid) => self.on_invalid(link, invalid),
+        }
+    }
+
+    /// A request (`id: Some`) or notification arriving on `link`.
+    fn on_call(
+        &mut self,
+        link: LinkId,
+        id: Option<&RawValue>,
+        method: &str,
+        params: Option<&RawValue>,
+        frame: &Bytes,
+    ) {
+        let from = self.links[link]
+            .position
+            .expect("bridge shims' frames go to the bridge");
+        if from == 0 && id.is_some() {
+            self.editor_asked = true;
+        }
+        if let RunState::Failed(failure) = &self.state {
+            if let Some(id) = id
+                && from == 0
+            {
+                let failure = failure.clone();
+                self.reply_error(
+                    link,
+                    id.get(),
+                    error_code::COMPONENT_FAILED,
+                    &failure.message,
+                    Some(&failure.data),
+                );
+            }
+            return;
+        }
+        let origin = self.topology.classify(from, method);
+        let (method, params, meta) = if origin.wrapped {
+            match successor::unwrap(params) {
+                Ok(w) => (w.method, w.params, w.meta),
+                Err(reason) => {
+                    tracing::warn!(component = %self.links[link].name, reason, "malformed proxy/successor");
+                    if let Some(id) = id {
+                        self.reply_error(link, id.get(), error_code::INVALID_PARAMS, reason, None);
+                    }
+                    return;
+                }
+            }
+        } else {
+            (method, params, EnvelopeMeta::default())
+        };
+        let method = match self.initialize_from_parent(from, method) {
+            Ok(method) => method,
+            Err(message) => {
+                if let Some(id) = id {
+                    self.reply_error(link, id.get(), error_code::INVALID_REQUEST, message, None);
+                }
+                return;
+            }
+        };
+        if method.starts_with("mcp/") {
+            match self.mcp_route(origin, method, params) {
+                McpRoute::Ordinary => {}
+                McpRoute::To(hop, rewritten) => {
+                    let reusable = !origin.wrapped && !hop.wrap && rewritten.is_none();
+                    let params = rewritten.as_deref().or(params);
+                    return self.deliver(link, hop, id, method, params, meta, frame, reusable);
+                }
+                McpRoute::Shim(shim) => return self.relay_to_shim(shim, link, id, params),
+                McpRoute::Refuse(message) => {
+                    tracing::warn!(component = %self.links[link].name, method, "{message}");
+                    if let Some(id) = id {
+                        let code = error_code::INVALID_PARAMS;
+                        self.reply_error(link, id.get(), code, &message, None);
+                    }
+                    return;
+                }
+                McpRoute::Unserved(message) => {
+                    tracing::debug!(component = %self.links[link].name, method, "{message}");
+                    if let Some(id) = id {
+                        let code = error_code::METHOD_NOT_FOUND;
+                        self.reply_error(link, id.get(), code, &message, None);
+                    }
+                    return;
+                }
+            }
+        }
+        let hop = self.topology.next_hop(origin);
+        let rewritten = if id.is_some()
+            && origin.toward == topology::Toward::Agent
+            && crate::mcp::declaration::is_session_setup(method)
+        {
+            self.on_session_setup(from, hop, params)
+        } else {
+            None
+        };
+        let reusable = !origin.wrapped && !hop.wrap && rewritten.is_none();
+        let params = rewritten.as_deref().or(params);
+        self.deliver(link, hop, id, method, params, meta, frame, reusable);
+    }
+
+    /// `proxy/initialize` is how a parent conductor opens a nested chain; it travels on as
+    /// `initialize`. An editor sending it to a terminal chain has misconfigured something.
+    fn initialize_from_parent<'m>(
+        &mut self,
+        from: Position,
+        method: &'m str,
+    ) -> Result<&'m str, &'static str> {
+        let Some(dialect) = (from == 0)
+            .then(|| Dialect::of_initialize(method))
+            .flatten()
+        else {
+            return Ok(method);
+        };
+        match self.topology.mode {
+            topology::ChainMode::Proxy => {
+                self.parent_dialect = dialect;
+                Ok("initialize")
+            }
+            topology::ChainMode::Agent => Err(
+                "this conductor runs as an agent and expects `initialize`; run it with `run --proxy` to nest it in another conductor",
+            ),
+        }
+    }
+
+    /// Sends a request or notification one hop. `frame` is the arriving frame; `reusable`
+    /// says it can go on byte-for-byte if nothing else needs rewriting.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn deliver(
+        &mut self,
+        from: LinkId,
+        hop: Hop,
+        id: Option<&RawValue>,
+        method: &str,
+        params: Option<&RawValue>,
+        meta: EnvelopeMeta<'_>,
+        frame: &Bytes,
+        reusable: bool,
+    ) {
+        let to = self.at(hop.position);
+        let target = &self.links[to];
+        if !target.alive {
+            if let Some(id) = id {
+                let message = format!("{} `{}` is not running", target.role.noun(), target.name);
+                self.reply_error(from, id.get(), error_code::COMPONENT_FAILED, &message, None);
+            }
+            return;
+        }
+        let initializes =
+            !hop.wrap && method == "initialize" && matches!(target.role, Role::Proxy | Role::Agent);
+        let out_method = if initializes && target.role == Role::Proxy {
+            target.dialect.initialize_method()
+        } else {
+            method
+        };
+        let via = if hop.wrap {
+            let dialect = if hop.position == 0 {
+                self.parent_dialect
+            } else {
+                target.dialect
+            };
+            Some(dialect.successor_method())
+        } else {
+            None
+        };
+
+        let rewritten_cancel;
+        let mut params = params;
+        if id.is_none() && method == "$/cancel_request" {
+            match self.cancel_target(from, to, params) {
+                Some(p) => {
+                    rewritten_cancel = p;
+                    params = Some(&rewritten_cancel);
+                }
+                None => {
+                    tracing::debug!(from = %self.links[from].name, "dropped $/cancel_request for a request no longer pending");
+                    return;
+                }
+            }
+        }
+        if initializes {
+            let kept = params.map_or_else(Bytes::new, |p| keep_bytes(frame, p));
+            self.components.initialized(hop.position, kept);
+        }
+
+        let own_id = id.map(|id| {
+            let purpose = self.purpose_of(to, hop, method, params, frame);
+            self.links[to].pending.register(Pending {
+                origin: from,
+                origin_id: id.get().into(),
+                method: method.into(),
+                purpose,
+            })
+        });
+
+        let bytes = match (own_id, via) {
+            (None, None) if reusable && out_method == method && params_untouched(method) => {
+                frame.clone()
+            }
+            _ => {
+                let mut out = Vec::with_capacity(params.map_or(0, |p| p.get().len()) + 128);
+                let id_text = own_id.map(|n| n.to_string());
+                let call = match via {
+                    Some(via) => Call::Wrapped {
+                        via,
+                        method: out_method,
+                        params,
+                        meta,
+                    },
+                    None => Call::Plain {
+                        method: out_method,
+                        params,
+                    },
+                };
+                encode::call(&mut out, id_text.as_deref(), call);
+                Bytes::from(out)
+            }
+        };
+        self.queue(to, bytes, from);
+    }
+
+    fn purpose_of(
+        &self,
+        to: LinkId,
+        hop: Hop,
+        method: &str,
+        params: Option<&RawValue>,
+        frame: &Bytes,
+    ) -> Purpose {
+        let target = &self.links[to];
+        if method == "mcp/connect" {
+            return Purpose::McpConnect;
+        }
+        if hop.wrap || method != "initialize" {
+            return Purpose::Relay;
+        }
+        match target.role {
+            Role::Agent => Purpose::AgentInitialize,
+            Role::Proxy if !target.dialect_pinned => Purpose::ProxyInitialize {
+                params: params.map(|p| keep_bytes(frame, p)),
+            },
+            _ => Purpose::Relay,
+        }
+    }
+
+    /// `$/cancel_request` names the sender's id; the receiver knows the request by ours.
+    fn cancel_target(
+        &self,
+        from: LinkId,
+        to: LinkId,
+        params: Option<&RawValue>,
+    ) -> Option<Box<RawValue>> {
+        let params = params?;
+        let request_id = acp_wire::splice::Members::of(params)?.get("requestId")?;
+        let own = find_forwarded(&self.links[to].pending, from, &IdKey::of(request_id))?;
+        let text = acp_wire::splice::set_path(params, &["requestId"], &own.to_string());
+        RawValue::from_string(text).ok()
+    }
+
+    fn on_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
+        let Some(entry) = self.links[link].pending.complete_raw(id) else {
+            tracing::warn!(component = %self.links[link].name, id = id.get(), "response to no pending request; dropped");
+            return;
+        };
+        if let Purpose::Bridge(_) = entry.purpose {
+            return self.on_bridge_response(link, entry, outcome);
+        }
+        let mut rewritten = None;
+        match (&entry.purpose, outcome) {
+            (Purpose::ProxyInitialize { params }, Outcome::Error(error))
+                if error_code_of(error) == Some(error_code::METHOD_NOT_FOUND) =>
+            {
+                self.retry_underscore_initialize(
+                    link,
+                    entry.origin,
+                    entry.origin_id,
+                    params.clone(),
+                );
+                return;
+            }
+            (Purpose::ProxyInitialize { .. }, Outcome::Result(_)) => {
+                self.links[link].dialect_pinned = true;
+            }
+            (Purpose::AgentInitialize, Outcome::Result(result)) => {
+                let caps = AgentCapabilities::read(result);
+                tracing::debug!(mcp_over_acp = caps.mcp_over_acp, "agent initialized");
+                self.agent = Some(caps);
+                rewritten = RawValue::from_string(initialize::advertise_mcp_over_acp(result)).ok();
+            }
+            (Purpose::McpConnect, Outcome::Result(result)) => {
+                if let Some(connection) = crate::mcp::params::connection_id(result)
+                    && let Some(owner) = self.links[link].position
+                {
+                    tracing::debug!(%connection, provider = %self.links[link].name, "agent opened an MCP connection");
+                    let visible = self.mcp.open_agent_connection(owner, connection.clone());
+                    if visible != connection {
+                        let id = serde_json::to_string(&visible).expect("a string serializes");
+                        rewritten = RawValue::from_string(acp_wire::splice::set_path(
+                            result,
+                            &["connectionId"],
+                            &id,
+                        ))
+                        .ok();
+                    }
+                }
+            }
+            // The editor learns MCP-over-ACP is available whatever the first proxy says.
+            (_, Outcome::Result(result))
+                if entry.origin == self.editor() && &*entry.method == "initialize" =>
+            {
+                rewritten = RawValue::from_string(initialize::advertise_mcp_over_acp(result)).ok();
+            }
+            _ => {}
+        }
+        if !self.links[entry.origin].alive {
+            return;
+        }
+        let outcome = match (&rewritten, outcome) {
+            (Some(r), Outcome::Result(_)) => Outcome::Result(r),
+            (_, o) => o,
+        };
+        let mut out = Vec::with_capacity(entry.origin_id.len() + 64 + outcome_len(outcome));
+        encode::response(&mut out, &entry.origin_id, outcome);
+        self.queue(entry.origin, Bytes::from(out), link);
+    }
+
+    /// A proxy that does not know `proxy/initialize` is an older one speaking `_proxy/*`.
+    fn retry_underscore_initialize(
+        &mut self,
+        link: LinkId,
+        origin: LinkId,
+        origin_id: Box<str>,
+        params: Option<Bytes>,
+    ) {
+        let target = &mut self.links[link];
+        tracing::info!(component = %target.name, "proxy does not know proxy/initialize; using _proxy/initialize and _proxy/successor");
+        target.dialect = Dialect::Underscore;
+        target.dialect_pinned = true;
+        let own = target.pending.register(Pending {
+            origin,
+            origin_id,
+            method: "initialize".into(),
+            purpose: Purpose::Relay,
+        });
+        let params = params
+            .as_deref()
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|s| serde_json::from_str::<&RawValue>(s).ok());
+        let mut out = Vec::new();
+        encode::call(
+            &mut out,
+            Some(&own.to_string()),
+            Call::Plain {
+                method: Dialect::Underscore.initialize_method(),
+                params,
+            },
+        );
+        self.queue(link, Bytes::from(out), origin);
+    }
+
+    /// Answers a request the conductor cannot pass on, on the link it came from.
+    pub(super) fn reply_error(
+        &mut self,
+        link: LinkId,
+        id: &str,
+        code: i64,
+        message: &str,
+        data: Option<&RawValue>,
+    ) {
+        if !self.links[link].alive {
+            return;
+        }
+        let mut out = Vec::new();
+        encode::error_response(&mut out, id, code, message, data);
+        self.queue(link, Bytes::from(out), link);
+    }
+
+    /// Queues a frame; pauses `from` if the destination is behind.
+    pub(super) fn queue(&mut self, to: LinkId, bytes: Bytes, from: LinkId) {
+        if self.links[to].outbox.send(bytes) == Queued::Congested && from != to {
+            tracing::trace!(to = %self.links[to].name, from = %self.links[from].name, "congested; pausing sender");
+            self.links[from].gate.pause();
+            if !self.links[to].paused_senders.contains(&from) {
+                self.links[to].paused_senders.push(from);
+            }
+        }
+    }
+
+    /// The writer of `link` caught up: whoever was paused for sending into it may go on.
+    pub(super) fn on_drained(&mut self, link: LinkId) {
+        for sender in std::mem::take(&mut self.links[link].paused_senders) {
+            self.links[sender].gate.resume();
+        }
+    }
+}
+
+/// Plain forwarding may reuse the arriving bytes unless the params need rewriting.
+fn params_untouched(method: &str) -> bool {
+    method != "$/cancel_request"
+}
+
+/// The params as owned bytes, sharing the frame's buffer when they are part of it.
+fn keep_bytes(frame: &Bytes, params: &RawValue) -> Bytes {
+    let text = params.get().as_bytes();
+    if frame.as_ptr_range().contains(&text.as_ptr()) {
+        frame.slice_ref(text)
+    } else {
+        Bytes::copy_from_slice(text)
+    }
+}
+
+pub(super) fn error_code_of(error: &RawValue) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    serde_json::from_str::<Code>(error.get())
+        .ok()
+        .map(|c| c.code)
+}
+
+fn outcome_len(outcome: Outcome<'_>) -> usize {
+    match outcome {
+        Outcome::Result(r) | Outcome::Error(r) => r.get().len(),
+    }
+}

@@ -1,0 +1,131 @@
+//! One conductor run: the supervisor starts the chain, the router routes until done, then
+//! every link is closed and every component stopped. Owns the order of these steps only.
+
+use std::os::fd::AsFd;
+use std::time::Duration;
+
+use acp_wire::successor::Dialect;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+
+use crate::config::Config;
+use crate::event::Event;
+use crate::link::{Link, LinkDone, LinkLimits, Links};
+use crate::router::topology::{ChainMode, Topology};
+use crate::router::{ChainLink, DialectChoice, Finish, Role, Router};
+use crate::supervisor::Supervisor;
+
+const EVENT_QUEUE: usize = 1024;
+const EDITOR_FLUSH_WAIT: Duration = Duration::from_secs(5);
+/// At exit, after the agent stopped: how long its bridge shims get to close their side, and
+/// then the last lines to them (over a local socket) get to be written.
+const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
+
+/// Where the editor (or parent conductor) is.
+pub enum EditorSide {
+    /// The conductor's own stdin/stdout.
+    Stdio,
+    /// In-process streams (the `prompt` command, tests).
+    Streams {
+        input: Box<dyn AsyncRead + Send + Unpin>,
+        output: Box<dyn AsyncWrite + Send + Unpin>,
+    },
+}
+
+/// Runs the chain described by `config` until the editor leaves, a signal arrives or a
+/// component fails; returns how it ended once every component has stopped.
+///
+/// Must run on the runtime's main thread (inside `block_on`): children are started from
+/// it, see [`crate::component::native::spawn`].
+pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish {
+    let settings = &config.conductor;
+    let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
+    let limits = LinkLimits {
+        max_line: settings.max_line,
+        queue_limit: settings.queue_limit,
+        write_timeout: settings.write_timeout,
+    };
+    let links = Links::new(events_tx.clone(), limits);
+    let topology = Topology {
+        proxies: config.proxies.len(),
+        mode,
+    };
+    let mut supervisor = Supervisor::new(config, topology, links.clone(), events_tx.clone());
+    // Components first, so that one failing to start is reported before anything the
+    // editor sends.
+    let components = supervisor.start_chain();
+    let (editor_link, editor_done) = connect_editor(&links, editor);
+    let name = match mode {
+        ChainMode::Agent => "editor",
+        ChainMode::Proxy => "parent conductor",
+    };
+    let mut chain = vec![ChainLink {
+        link: editor_link,
+        name: name.to_string(),
+        role: Role::Editor,
+        dialect: DialectChoice::Pinned(Dialect::Rfd),
+    }];
+    chain.extend(components);
+    tokio::spawn(forward_signals(events_tx));
+
+    let mut router = Router::new(
+        topology,
+        chain,
+        events_rx,
+        supervisor,
+        settings.shutdown_grace,
+    );
+    let finish = router.run().await;
+    router.close_components();
+    let _ = tokio::time::timeout(EDITOR_FLUSH_WAIT, editor_done.writer_finished()).await;
+    // Shims are released as the agent closes them, and all of them once it has stopped.
+    let stopping = router.components().stop_all();
+    tokio::pin!(stopping);
+    tokio::select! {
+        // The shims the agent started see it gone and close their side; a request one sent
+        // meanwhile is still answered.
+        () = &mut stopping => {
+            let _ = tokio::time::timeout(SHIM_FLUSH_WAIT, router.release_shims()).await;
+        }
+        () = router.release_shims() => stopping.await,
+    }
+    let supervisor = router.into_components();
+    supervisor.shims_written(SHIM_FLUSH_WAIT).await;
+    finish
+}
+
+fn connect_editor(links: &Links, editor: EditorSide) -> (Link, LinkDone) {
+    match editor {
+        EditorSide::Stdio => {
+            let dup = |fd: std::os::fd::BorrowedFd<'_>| {
+                std::fs::File::from(fd.try_clone_to_owned().expect("duplicate a stdio fd"))
+            };
+            let input = dup(std::io::stdin().as_fd());
+            let output = dup(std::io::stdout().as_fd());
+            links.blocking(input, output)
+        }
+        EditorSide::Streams { input, output } => links.streams(input, output),
+    }
+}
+
+async fn forward_signals(events: mpsc::Sender<Event>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!("could not install signal handlers");
+        return;
+    };
+    loop {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+            _ = hup.recv() => "SIGHUP",
+        };
+        if events.send(Event::Signal(name)).await.is_err() {
+            return;
+        }
+    }
+}

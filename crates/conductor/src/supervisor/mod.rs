@@ -1,0 +1,299 @@
+//! The supervisor: the one owner of the components at each chain position. Starts, stops and
+//! starts them again, keeping for each what it was launched and initialized with, and owns
+//! the socket MCP bridge shims dial in on. Knows processes and instances, never messages.
+//!
+//! The router reaches it only through [`Components`]; the run uses the rest (start the chain,
+//! stop everything, let the shims' last writes finish).
+
+pub mod bridge_socket;
+
+use std::time::Duration;
+
+use acp_wire::successor::Dialect;
+use bytes::Bytes;
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
+
+use crate::component::{Instance, Started, native, wasm};
+use crate::config::{AgentSpec, CommandSpec, Config, ProxyLaunch, ProxyProtocol, WasmSpec};
+use crate::event::Event;
+use crate::link::{Link, LinkId, Links};
+use crate::router::topology::{Position, Topology};
+use crate::router::{BridgeEndpoint, ChainLink, Components, DialectChoice, Restarted, Role};
+use bridge_socket::BridgeSocket;
+
+/// After a component's input closed: how long it gets to exit on its own, then after
+/// SIGTERM to its process group, before SIGKILL.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+
+/// How a position's component is started.
+#[derive(Debug, Clone)]
+enum Launch {
+    Native(CommandSpec),
+    Wasm(WasmSpec),
+    /// The built-in demo agent, run inside the conductor.
+    Builtin(crate::config::BuiltinAgent),
+    /// Nothing can be started: the reason is its failure.
+    Missing(String),
+}
+
+/// One chain position's component.
+#[derive(Debug)]
+struct Slot {
+    name: String,
+    role: Role,
+    dialect: DialectChoice,
+    launch: Launch,
+    /// The params of the `initialize` it got, to initialize a new instance the same way.
+    initialize_params: Option<Bytes>,
+    /// Its current instance, as an index into [`Supervisor::instances`].
+    current: Option<usize>,
+}
+
+pub struct Supervisor {
+    links: Links,
+    events: mpsc::Sender<Event>,
+    wasm: wasm::WasmHost,
+    /// The component at each position, from position 1 on (position 0 is the editor).
+    slots: Vec<Slot>,
+    /// Every instance started in this run: the current ones and those they replaced.
+    instances: Vec<Instance>,
+    bridge: Option<BridgeSocket>,
+}
+
+impl Supervisor {
+    /// The components `config` describes for a chain of `topology`; nothing starts yet.
+    pub fn new(
+        config: &Config,
+        topology: Topology,
+        links: Links,
+        events: mpsc::Sender<Event>,
+    ) -> Supervisor {
+        let mut slots: Vec<Slot> = config
+            .proxies
+            .iter()
+            .map(|proxy| Slot {
+                name: proxy.name.clone(),
+                role: Role::Proxy,
+                dialect: match proxy.protocol {
+                    ProxyProtocol::Auto => DialectChoice::Detect,
+                    ProxyProtocol::Rfd => DialectChoice::Pinned(Dialect::Rfd),
+                    ProxyProtocol::Underscore => DialectChoice::Pinned(Dialect::Underscore),
+                },
+                launch: match &proxy.launch {
+                    ProxyLaunch::Native(command) => Launch::Native(command.clone()),
+                    ProxyLaunch::Wasm(spec) => Launch::Wasm(spec.clone()),
+                },
+                initialize_params: None,
+                current: None,
+            })
+            .collect();
+        if topology.agent_position().is_some() {
+            let (name, launch) = match &config.agent {
+                Some(AgentSpec::Command(spec)) => (spec.name.clone(), Launch::Native(spec.clone())),
+                Some(AgentSpec::Builtin(agent)) => ("demo".to_string(), Launch::Builtin(*agent)),
+                None => (
+                    "agent".to_string(),
+                    Launch::Missing("is not configured: add an [agent] table".to_string()),
+                ),
+            };
+            slots.push(Slot {
+                name,
+                role: Role::Agent,
+                dialect: DialectChoice::Pinned(Dialect::Rfd),
+                launch,
+                initialize_params: None,
+                current: None,
+            });
+        }
+        Supervisor {
+            links,
+            events,
+            wasm: wasm::WasmHost::new(config.conductor.cache_dir.clone()),
+            slots,
+            instances: Vec::new(),
+            bridge: None,
+        }
+    }
+
+    /// Starts every component, in chain order, and returns their links from position 1 on.
+    /// A component that cannot start gets an unconnected link, and its failure is the first
+    /// event the router hears about it.
+    ///
+    /// Must run on the runtime's main thread, see [`native::spawn`].
+    pub fn start_chain(&mut self) -> Vec<ChainLink> {
+        (1..=self.slots.len())
+            .map(|position| {
+                let link = self.start(position);
+                let slot = self.slot(position);
+                ChainLink {
+                    link,
+                    name: slot.name.clone(),
+                    role: slot.role,
+                    dialect: slot.dialect,
+                }
+            })
+            .collect()
+    }
+
+    fn slot(&mut self, position: Position) -> &mut Slot {
+        assert!(position >= 1, "position 0 is the editor, not a component");
+        &mut self.slots[position - 1]
+    }
+
+    fn start(&mut self, position: Position) -> Link {
+        let launch = self.slot(position).launch.clone();
+        let started = match &launch {
+            Launch::Native(spec) => native::spawn(spec, &self.links, &self.events),
+            Launch::Wasm(spec) => wasm::spawn(spec, &self.wasm, &self.links, &self.events),
+            Launch::Builtin(agent) => Ok(crate::component::builtin::spawn(
+                *agent,
+                &self.links,
+                &self.events,
+            )),
+            Launch::Missing(reason) => Err(reason.clone()),
+        };
+        match started {
+            Ok(Started { link, instance }) => {
+                self.instances.push(instance);
+                self.slot(position).current = Some(self.instances.len() - 1);
+                link
+            }
+            Err(reason) => {
+                self.slot(position).current = None;
+                let link = self.links.unconnected();
+                self.report(Event::Exited {
+                    link: link.id,
+                    reason,
+                    stderr_tail: Vec::new(),
+                });
+                link
+            }
+        }
+    }
+
+    /// Queues an event for the router now, ahead of anything sent later.
+    fn report(&self, event: Event) {
+        match self.events.try_send(event) {
+            Ok(()) | Err(TrySendError::Closed(_)) => {}
+            Err(TrySendError::Full(event)) => {
+                let events = self.events.clone();
+                tokio::spawn(async move { events.send(event).await });
+            }
+        }
+    }
+
+    /// Stops every instance started in this run, whose input the router has closed:
+    /// each gets a moment to exit on its own, then its process group SIGTERM, then SIGKILL.
+    /// The returned future borrows nothing, so the router can go on meanwhile.
+    pub fn stop_all(&mut self) -> impl Future<Output = ()> + Send + 'static {
+        for slot in &mut self.slots {
+            slot.current = None;
+        }
+        stop_instances(std::mem::take(&mut self.instances))
+    }
+
+    /// Waits up to `wait` for the links of MCP bridge shims to deliver what is queued on
+    /// them (the last answers to the agent) and close.
+    pub async fn shims_written(&self, wait: Duration) {
+        if let Some(bridge) = &self.bridge {
+            let _ = tokio::time::timeout(wait, bridge.shims_written()).await;
+        }
+    }
+
+    /// The link of `position`'s current instance, if it has one.
+    pub fn current_link(&self, position: Position) -> Option<LinkId> {
+        let slot = &self.slots[position.checked_sub(1)?];
+        slot.current.map(|i| self.instances[i].link)
+    }
+
+    /// The params `position` was last initialized with.
+    pub fn initialize_params(&self, position: Position) -> Option<&Bytes> {
+        self.slots[position.checked_sub(1)?]
+            .initialize_params
+            .as_ref()
+    }
+}
+
+impl Components for Supervisor {
+    fn restart(&mut self, position: Position) -> Restarted {
+        self.stop(position);
+        tracing::info!(component = %self.slot(position).name, "starting again");
+        let link = self.start(position);
+        Restarted {
+            link,
+            initialize_params: self.slot(position).initialize_params.clone(),
+        }
+    }
+
+    fn stop(&mut self, position: Position) {
+        let Some(current) = self.slot(position).current.take() else {
+            return;
+        };
+        let instance = &self.instances[current];
+        if instance.has_stopped() {
+            return;
+        }
+        tracing::debug!(component = %self.slots[position - 1].name, "stopping");
+        tokio::spawn(stop_instances(vec![instance.clone()]));
+    }
+
+    fn initialized(&mut self, position: Position, params: Bytes) {
+        self.slot(position).initialize_params = Some(params);
+    }
+
+    fn bridge(&mut self) -> std::io::Result<BridgeEndpoint> {
+        if self.bridge.is_none() {
+            let socket = BridgeSocket::open(self.links.clone(), self.events.clone())?;
+            self.bridge = Some(socket);
+        }
+        let socket = self.bridge.as_ref().expect("opened above").path();
+        Ok(BridgeEndpoint {
+            program: std::env::current_exe()?,
+            socket: socket.to_path_buf(),
+        })
+    }
+}
+
+/// Waits for `instances` to stop; process groups that linger (or leave descendants behind)
+/// get SIGTERM, then SIGKILL; WASM instances that linger are ended.
+async fn stop_instances(instances: Vec<Instance>) {
+    let all_stopped = |instances: &[Instance]| {
+        let mut stopped: Vec<_> = instances.iter().map(|i| i.stopped.clone()).collect();
+        async move {
+            for rx in &mut stopped {
+                let _ = rx.wait_for(|s| *s).await;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(EXIT_WAIT, all_stopped(&instances)).await;
+    for instance in &instances {
+        if let Some(task) = &instance.task
+            && !instance.has_stopped()
+        {
+            task.abort();
+        }
+    }
+    let groups: Vec<i32> = instances.iter().filter_map(|i| i.process_group).collect();
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        let live: Vec<i32> = groups
+            .iter()
+            .copied()
+            .filter(|g| native::group_exists(*g))
+            .collect();
+        if live.is_empty() {
+            break;
+        }
+        for g in &live {
+            tracing::debug!(pgid = g, signal, "signalling process group");
+            native::signal_group(*g, signal);
+        }
+        let deadline = tokio::time::Instant::now() + EXIT_WAIT;
+        while live.iter().any(|g| native::group_exists(*g))
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    let _ = tokio::time::timeout(EXIT_WAIT, all_stopped(&instances)).await;
+}
