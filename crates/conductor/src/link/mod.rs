@@ -25,6 +25,9 @@ mod read_gate;
 mod reader;
 mod writer;
 
+#[cfg(test)]
+mod tests;
+
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

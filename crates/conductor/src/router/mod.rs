@@ -19,6 +19,9 @@ mod mcp_routes;
 pub mod pending;
 pub mod topology;
 
+#[cfg(test)]
+mod tests;
+
 use std::ops::{Index, IndexMut};
 use std::sync::Arc;
 use std::time::Duration;

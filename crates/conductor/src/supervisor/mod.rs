@@ -7,6 +7,9 @@
 
 pub mod bridge_socket;
 
+#[cfg(test)]
+mod tests;
+
 use std::time::Duration;
 
 use acp_wire::successor::Dialect;

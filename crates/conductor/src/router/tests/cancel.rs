@@ -1,0 +1,126 @@
+//! `$/cancel_request`: the id it names is the sender's, so every hop rewrites it to the id
+//! the receiver knows; a cancel for a request no longer waiting goes nowhere.
+
+use super::harness::{Spec, json};
+
+#[tokio::test]
+async fn a_cancel_names_the_id_each_hop_knows() {
+    let mut chain = Spec::new(2).start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":"turn-1","method":"session/prompt","params":{}}"#);
+    let at_p1 = chain.proxy(1).recv().await;
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":70,"method":"proxy/successor","params":{{"method":"session/prompt","params":{}}}}}"#,
+        at_p1["params"]
+    ));
+    let at_p2 = chain.proxy(2).recv().await;
+    chain.proxy(2).send(
+        r#"{"jsonrpc":"2.0","id":80,"method":"proxy/successor","params":{"method":"session/prompt","params":{}}}"#,
+    );
+    let at_agent = chain.agent().recv().await;
+
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"turn-1"}}"#);
+    assert_eq!(
+        chain.proxy(1).recv().await,
+        json(&format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            at_p1["id"]
+        ))
+    );
+    // The proxy passes the cancel on for its own request id 70.
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":70}}}"#,
+    );
+    assert_eq!(
+        chain.proxy(2).recv().await,
+        json(&format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            at_p2["id"]
+        ))
+    );
+    chain.proxy(2).send(
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":80}}}"#,
+    );
+    assert_eq!(
+        chain.agent().recv().await,
+        json(&format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            at_agent["id"]
+        ))
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_keeps_the_other_members_of_its_params() {
+    let mut chain = Spec::new(0).start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}"#);
+    chain.agent().recv().await;
+    chain.editor.send(
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"_meta":{"why":"user"},"requestId":5}}"#,
+    );
+    assert_eq!(
+        chain.agent().recv_text().await,
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"_meta":{"why":"user"},"requestId":1}}"#
+    );
+}
+
+#[tokio::test]
+async fn string_ids_match_by_their_decoded_text_numbers_by_their_literal() {
+    let mut chain = Spec::new(0).start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":"a","method":"session/prompt","params":{}}"#);
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#);
+    chain.agent().recv().await;
+    chain.agent().recv().await;
+    // "\u0061" is "a"; "1" is not 1.
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"\u0061"}}"#);
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"1"}}"#);
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}"#);
+    assert_eq!(
+        chain.agent().recv_text().await,
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}"#
+    );
+    assert_eq!(
+        chain.agent().recv_text().await,
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}"#,
+        "the cancel naming the string \"1\" matched nothing and went nowhere"
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_for_an_answered_request_goes_nowhere() {
+    let mut chain = Spec::new(0).start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{}}"#);
+    chain.agent().recv().await;
+    chain
+        .agent()
+        .send(r#"{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#);
+    chain.editor.recv().await;
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}"#);
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#);
+    assert_eq!(
+        chain.agent().recv_text().await,
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#,
+        "the late cancel was dropped, the next message arrives"
+    );
+}

@@ -1,0 +1,272 @@
+//! A router over in-memory links: every position is a [`Peer`] the test plays, components are
+//! a fake that records what the router asked of it. No process, no socket, no thread.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use acp_wire::successor::Dialect;
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::event::Event;
+use crate::link::{Link, LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
+use crate::router::topology::{ChainMode, Position, Topology};
+use crate::router::{
+    BridgeEndpoint, ChainLink, Components, DialectChoice, Finish, Restarted, Role, Router,
+};
+
+/// How long a test waits for something that must happen before it fails.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// What the router asked of its components.
+#[derive(Debug, Default)]
+pub struct Asked {
+    pub initialized: Vec<(Position, String)>,
+    pub bridge_opened: usize,
+}
+
+/// Components that start nothing: records the router's requests.
+pub struct FakeComponents {
+    links: Links,
+    asked: Arc<Mutex<Asked>>,
+}
+
+impl Components for FakeComponents {
+    fn restart(&mut self, _position: Position) -> Restarted {
+        Restarted {
+            link: self.links.unconnected(),
+            initialize_params: None,
+        }
+    }
+
+    fn stop(&mut self, _position: Position) {}
+
+    fn initialized(&mut self, position: Position, params: Bytes) {
+        let params = String::from_utf8(params.to_vec()).expect("UTF-8 params");
+        self.asked
+            .lock()
+            .unwrap()
+            .initialized
+            .push((position, params));
+    }
+
+    fn bridge(&mut self) -> std::io::Result<BridgeEndpoint> {
+        self.asked.lock().unwrap().bridge_opened += 1;
+        Ok(BridgeEndpoint {
+            program: "/opt/acp/acp-conductor".into(),
+            socket: "/run/acp/bridge.sock".into(),
+        })
+    }
+}
+
+/// The far end of one link, played by the test.
+pub struct Peer {
+    pub end: MemoryPeer,
+    pub id: LinkId,
+    /// The gate the router pauses this peer's link with.
+    pub gate: Arc<ReadGate>,
+}
+
+impl Peer {
+    /// Sends one JSON-RPC message, as the exact text given.
+    pub fn send(&self, text: &str) {
+        self.end.send(Bytes::copy_from_slice(text.as_bytes()));
+    }
+
+    /// The next line the router wrote to this peer, as text.
+    pub async fn recv_text(&mut self) -> String {
+        match tokio::time::timeout(PATIENCE, self.end.recv()).await {
+            Ok(Some(frame)) => String::from_utf8(frame.to_vec()).expect("UTF-8 line"),
+            Ok(None) => panic!("link {} closed while a message was expected", self.id.0),
+            Err(_) => panic!("nothing arrived on link {} in {PATIENCE:?}", self.id.0),
+        }
+    }
+
+    /// The next line the router wrote to this peer, parsed.
+    pub async fn recv(&mut self) -> Value {
+        let text = self.recv_text().await;
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    }
+
+    /// The end of what the router writes to this peer (its link was closed).
+    pub async fn recv_end(&mut self) {
+        match tokio::time::timeout(PATIENCE, self.end.recv()).await {
+            Ok(None) => {}
+            Ok(Some(frame)) => panic!("expected the end, got {frame:?}"),
+            Err(_) => panic!("link {} was not closed in {PATIENCE:?}", self.id.0),
+        }
+    }
+
+    /// Whether the router has written anything not yet received.
+    pub fn has_pending(&mut self) -> Option<String> {
+        self.end
+            .try_recv()
+            .map(|f| String::from_utf8_lossy(&f).into_owned())
+    }
+}
+
+/// A chain to build.
+pub struct Spec {
+    pub proxies: usize,
+    pub mode: ChainMode,
+    pub limits: LinkLimits,
+    /// How many frames each peer's end buffers before the link's writer waits.
+    pub peer_capacity: usize,
+    /// Every proxy's dialect (the editor's and the agent's are pinned to the RFD).
+    pub dialect: DialectChoice,
+    pub shutdown_grace: Duration,
+}
+
+impl Spec {
+    pub fn new(proxies: usize) -> Spec {
+        Spec {
+            proxies,
+            mode: ChainMode::Agent,
+            limits: LinkLimits {
+                max_line: 1 << 20,
+                queue_limit: 1 << 20,
+                write_timeout: Duration::from_secs(30),
+            },
+            peer_capacity: 1024,
+            dialect: DialectChoice::Pinned(Dialect::Rfd),
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+
+    pub fn proxy_mode(mut self) -> Spec {
+        self.mode = ChainMode::Proxy;
+        self
+    }
+
+    pub fn dialect(mut self, dialect: DialectChoice) -> Spec {
+        self.dialect = dialect;
+        self
+    }
+
+    pub fn start(self) -> Chain {
+        let (events, received) = mpsc::channel(1024);
+        let links = Links::new(events.clone(), self.limits);
+        let topology = Topology {
+            proxies: self.proxies,
+            mode: self.mode,
+        };
+        let mut peers = Vec::new();
+        let mut chain = Vec::new();
+        for position in 0..topology.link_count() {
+            let (link, end) = links.memory(self.peer_capacity);
+            let (role, name, dialect) = if position == 0 {
+                let dialect = DialectChoice::Pinned(Dialect::Rfd);
+                (Role::Editor, "editor".to_string(), dialect)
+            } else if topology.is_proxy(position) {
+                (Role::Proxy, format!("p{position}"), self.dialect)
+            } else {
+                let dialect = DialectChoice::Pinned(Dialect::Rfd);
+                (Role::Agent, "agent".to_string(), dialect)
+            };
+            peers.push(Peer {
+                id: link.id,
+                gate: link.gate.clone(),
+                end,
+            });
+            chain.push(ChainLink {
+                link,
+                name,
+                role,
+                dialect,
+            });
+        }
+        let asked = Arc::new(Mutex::new(Asked::default()));
+        let components = FakeComponents {
+            links: links.clone(),
+            asked: asked.clone(),
+        };
+        let mut router = Router::new(topology, chain, received, components, self.shutdown_grace);
+        let routing = tokio::spawn(async move { router.run().await });
+        let mut peers = peers.into_iter();
+        let editor = peers.next().expect("position 0");
+        let mut proxies: Vec<Peer> = peers.collect();
+        let agent = (self.mode == ChainMode::Agent).then(|| proxies.pop().expect("the agent"));
+        Chain {
+            editor,
+            proxies,
+            agent,
+            events,
+            links,
+            asked,
+            routing,
+        }
+    }
+}
+
+/// A running router and the peers of its chain.
+pub struct Chain {
+    pub editor: Peer,
+    /// Position k is `proxies[k - 1]`.
+    pub proxies: Vec<Peer>,
+    pub agent: Option<Peer>,
+    /// The router's event channel, to report what components and signals would.
+    pub events: mpsc::Sender<Event>,
+    pub links: Links,
+    pub asked: Arc<Mutex<Asked>>,
+    routing: JoinHandle<Finish>,
+}
+
+impl Chain {
+    pub fn agent(&mut self) -> &mut Peer {
+        self.agent.as_mut().expect("a chain with an agent")
+    }
+
+    /// Proxy at position `k` (1-based, like positions).
+    pub fn proxy(&mut self, k: usize) -> &mut Peer {
+        &mut self.proxies[k - 1]
+    }
+
+    pub async fn report(&self, event: Event) {
+        self.events
+            .send(event)
+            .await
+            .expect("the router is running");
+    }
+
+    /// Reports that the component behind `link` exited.
+    pub async fn exited(&self, link: LinkId, reason: &str, stderr: &[&str]) {
+        self.report(Event::Exited {
+            link,
+            reason: reason.to_string(),
+            stderr_tail: stderr.iter().map(|s| s.to_string()).collect(),
+        })
+        .await;
+    }
+
+    /// A new bridge shim connection, as the supervisor would announce it.
+    pub async fn connect_shim(&self) -> Peer {
+        let (link, end) = self.links.held().memory(1024);
+        let peer = Peer {
+            id: link.id,
+            gate: link.gate.clone(),
+            end,
+        };
+        self.report(Event::ShimConnected(link)).await;
+        peer
+    }
+
+    /// Waits for the router to finish routing.
+    pub async fn finish(self) -> Finish {
+        tokio::time::timeout(PATIENCE, self.routing)
+            .await
+            .expect("the router finished")
+            .expect("the router did not panic")
+    }
+}
+
+/// A link the router was never given.
+pub fn stray_link(chain: &Chain) -> Link {
+    chain.links.unconnected()
+}
+
+/// Parses `text` as JSON, for comparing messages regardless of member order.
+pub fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("test JSON ({e}): {text}"))
+}

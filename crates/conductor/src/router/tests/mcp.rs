@@ -1,0 +1,151 @@
+//! MCP over ACP as the router handles it: declarations rewritten into bridge shims for an
+//! agent that cannot speak it, a shim's lines relayed to the server's owner and back, and
+//! the agent's own `mcp/*` going straight to the owner when it can.
+
+use super::harness::{Chain, Peer, Spec};
+
+const DECLARING_SESSION: &str = r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"notes","id":"n-1"},{"name":"fs","command":"/bin/fs","args":[],"env":[]}]}}}"#;
+
+/// A chain whose proxy 1 declared the server `n-1` in a session the agent was given.
+async fn declared(chain: &mut Chain) -> serde_json::Value {
+    chain.proxy(1).send(DECLARING_SESSION);
+    chain.agent().recv().await
+}
+
+#[tokio::test]
+async fn declarations_become_bridge_shims_for_an_agent_that_cannot_speak_mcp_over_acp() {
+    let mut chain = Spec::new(1).start();
+    let session = declared(&mut chain).await;
+    assert_eq!(
+        serde_json::to_string(&session["params"]["mcpServers"]).unwrap(),
+        r#"[{"name":"notes","command":"/opt/acp/acp-conductor","args":["mcp-bridge","--socket","/run/acp/bridge.sock","--server","n-1"],"env":[]},{"name":"fs","command":"/bin/fs","args":[],"env":[]}]"#
+    );
+    assert_eq!(chain.asked.lock().unwrap().bridge_opened, 1);
+}
+
+/// Opens a shim for `n-1` and has proxy 1 accept the connection as `c-7`.
+async fn connected_shim(chain: &mut Chain) -> Peer {
+    let mut shim = chain.connect_shim().await;
+    shim.send(r#"{"mcpBridge":1,"server":"n-1"}"#);
+    assert_eq!(shim.recv_text().await, r#"{"mcpBridge":"ok"}"#);
+    let connect = chain.proxy(1).recv().await;
+    assert_eq!(connect["method"], "proxy/successor");
+    assert_eq!(connect["params"]["method"], "mcp/connect");
+    assert_eq!(connect["params"]["params"]["acpId"], "n-1");
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"connectionId":"c-7"}}}}"#,
+        connect["id"]
+    ));
+    shim
+}
+
+#[tokio::test]
+async fn a_shims_mcp_lines_reach_the_owner_as_mcp_message_and_come_back() {
+    let mut chain = Spec::new(1).start();
+    declared(&mut chain).await;
+    let mut shim = connected_shim(&mut chain).await;
+    shim.send(r#"{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":"recall"}}"#);
+    let message = chain.proxy(1).recv().await;
+    assert_eq!(message["params"]["method"], "mcp/message");
+    let inner = &message["params"]["params"];
+    assert_eq!(inner["connectionId"], "c-7");
+    assert_eq!(inner["method"], "tools/call");
+    assert_eq!(inner["params"]["name"], "recall");
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[]}}}}"#,
+        message["id"]
+    ));
+    assert_eq!(
+        shim.recv_text().await,
+        r#"{"jsonrpc":"2.0","id":"t1","result":{"content":[]}}"#
+    );
+    // The server's own request to the agent's client, and the client's answer.
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":40,"method":"proxy/successor","params":{"method":"mcp/message","params":{"connectionId":"c-7","method":"sampling/createMessage","params":{"n":1}}}}"#,
+    );
+    assert_eq!(
+        shim.recv_text().await,
+        r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"n":1}}"#
+    );
+    shim.send(r#"{"jsonrpc":"2.0","id":1,"result":{"text":"hi"}}"#);
+    assert_eq!(
+        chain.proxy(1).recv_text().await,
+        r#"{"jsonrpc":"2.0","id":40,"result":{"text":"hi"}}"#
+    );
+}
+
+#[tokio::test]
+async fn a_shim_that_leaves_disconnects_its_connection() {
+    let mut chain = Spec::new(1).start();
+    declared(&mut chain).await;
+    let mut shim = connected_shim(&mut chain).await;
+    shim.end.close();
+    let disconnect = chain.proxy(1).recv().await;
+    assert_eq!(disconnect["params"]["method"], "mcp/disconnect");
+    assert_eq!(disconnect["params"]["params"]["connectionId"], "c-7");
+    shim.recv_end().await;
+}
+
+#[tokio::test]
+async fn a_shim_naming_an_undeclared_server_is_refused() {
+    let chain = Spec::new(1).start();
+    let mut shim = chain.connect_shim().await;
+    shim.send(r#"{"mcpBridge":1,"server":"nobody"}"#);
+    let refusal = shim.recv().await;
+    assert_eq!(refusal["mcpBridge"], "refused");
+    assert_eq!(
+        refusal["reason"],
+        "no MCP server with id `nobody` was declared in this chain"
+    );
+    shim.recv_end().await;
+}
+
+#[tokio::test]
+async fn an_agent_that_speaks_mcp_over_acp_reaches_the_owner_directly() {
+    let mut chain = Spec::new(2).start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+    // Each proxy passes initialize on; the agent says it speaks MCP over ACP.
+    for k in 1..=2 {
+        chain.proxy(k).recv().await;
+        chain.proxy(k).send(
+            r#"{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"initialize","params":{}}}"#,
+        );
+    }
+    let init = chain.agent().recv().await;
+    chain.agent().send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"agentCapabilities":{{"mcpCapabilities":{{"acp":true}}}}}}}}"#,
+        init["id"]
+    ));
+    chain.proxy(2).recv().await;
+    // Proxy 1 declares a server in a session; it reaches the agent through proxy 2.
+    chain.proxy(1).send(DECLARING_SESSION);
+    let passed = chain.proxy(2).recv().await;
+    chain.proxy(2).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"proxy/successor","params":{{"method":"session/new","params":{}}}}}"#,
+        passed["params"]
+    ));
+    let session = chain.agent().recv().await;
+    assert_eq!(session["params"]["mcpServers"][0]["type"], "acp");
+    // The agent's mcp/connect goes to proxy 1, past proxy 2.
+    chain
+        .agent()
+        .send(r#"{"jsonrpc":"2.0","id":"mc","method":"mcp/connect","params":{"acpId":"n-1"}}"#);
+    let connect = chain.proxy(1).recv().await;
+    assert_eq!(connect["method"], "proxy/successor");
+    assert_eq!(connect["params"]["method"], "mcp/connect");
+    assert!(
+        chain.proxy(2).has_pending().is_none(),
+        "proxy 2 is not involved"
+    );
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"connectionId":"c"}}}}"#,
+        connect["id"]
+    ));
+    assert_eq!(
+        chain.agent().recv_text().await,
+        r#"{"jsonrpc":"2.0","id":"mc","result":{"connectionId":"c"}}"#
+    );
+    assert_eq!(chain.asked.lock().unwrap().bridge_opened, 0);
+}
