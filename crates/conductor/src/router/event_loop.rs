@@ -39,7 +39,7 @@ impl<C: Components> Router<C> {
     }
 
     /// Applies one event.
-    pub fn handle(&mut self, event: Event) {
+    fn handle(&mut self, event: Event) {
         match event {
             Event::Link { link, event } if self.links.contains(link) => {
                 if self.links[link].role == Role::Shim {

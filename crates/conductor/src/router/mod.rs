@@ -255,11 +255,6 @@ impl<C: Components> Router<C> {
         }
     }
 
-    /// What the agent said about itself in its `InitializeResponse`, once it has.
-    pub fn agent_capabilities(&self) -> Option<AgentCapabilities> {
-        self.agent
-    }
-
     pub fn components(&mut self) -> &mut C {
         &mut self.components
     }

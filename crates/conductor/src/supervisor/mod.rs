@@ -210,12 +210,6 @@ impl Supervisor {
         slot.current.map(|i| self.instances[i].link)
     }
 
-    /// The params `position` was last initialized with.
-    pub fn initialize_params(&self, position: Position) -> Option<&Bytes> {
-        self.slots[position.checked_sub(1)?]
-            .initialize_params
-            .as_ref()
-    }
 }
 
 impl Components for Supervisor {
