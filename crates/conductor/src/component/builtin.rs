@@ -3,7 +3,7 @@
 
 use tokio::sync::{mpsc, watch};
 
-use super::{Instance, Started, StopSignal};
+use super::{Instance, Started, StopSignal, report_exit};
 use crate::config::BuiltinAgent;
 use crate::event::Event;
 use crate::link::Links;
@@ -27,14 +27,7 @@ pub fn spawn(agent: BuiltinAgent, links: &Links, events: &mpsc::Sender<Event>) -
             Ok(()) => "stopped".to_string(),
             Err(e) => format!("failed: {e}"),
         };
-        let stderr_tail = Vec::new();
-        let _ = events
-            .send(Event::Exited {
-                link: id,
-                reason,
-                stderr_tail,
-            })
-            .await;
+        report_exit(&events, id, "demo", reason, Vec::new()).await;
     });
     Started {
         link,

@@ -8,8 +8,9 @@ pub mod native;
 pub mod stderr_tail;
 pub mod wasm;
 
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
+use crate::event::Event;
 use crate::link::{Link, LinkId};
 
 /// A component just started: the link the router talks to it through, and its instance.
@@ -47,4 +48,21 @@ impl Drop for StopSignal {
     fn drop(&mut self) {
         self.0.send_replace(true);
     }
+}
+
+/// Tells the router the instance behind `link` has ended, and why.
+async fn report_exit(
+    events: &mpsc::Sender<Event>,
+    link: LinkId,
+    component: &str,
+    reason: String,
+    stderr_tail: Vec<String>,
+) {
+    tracing::debug!(component, %reason, "stopped");
+    let exited = Event::Exited {
+        link,
+        reason,
+        stderr_tail,
+    };
+    let _ = events.send(exited).await;
 }

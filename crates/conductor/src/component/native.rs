@@ -9,7 +9,7 @@ use tokio::process::{ChildStderr, Command};
 use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
-use super::{Instance, Started, StopSignal};
+use super::{Instance, Started, StopSignal, report_exit};
 use crate::config::CommandSpec;
 use crate::event::Event;
 use crate::link::Links;
@@ -76,15 +76,7 @@ pub fn spawn(
             done.reader_finished().await;
         };
         let _ = tokio::time::timeout(OUTPUT_DRAIN, drained).await;
-        tracing::debug!(component = %name, %reason, "stopped");
-        let stderr_tail = tail.lines();
-        let _ = events
-            .send(Event::Exited {
-                link: id,
-                reason,
-                stderr_tail,
-            })
-            .await;
+        report_exit(&events, id, &name, reason, tail.lines()).await;
     });
     Ok(Started {
         link,

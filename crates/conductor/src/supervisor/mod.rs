@@ -209,7 +209,6 @@ impl Supervisor {
         let slot = &self.slots[position.checked_sub(1)?];
         slot.current.map(|i| self.instances[i].link)
     }
-
 }
 
 impl Components for Supervisor {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
-use super::{Instance, Started, StopSignal};
+use super::{Instance, Started, StopSignal, report_exit};
 use crate::config::WasmSpec;
 use crate::event::Event;
 use crate::link::Links;
@@ -86,15 +86,7 @@ pub fn spawn(
         stderr.finish();
         // Its last messages reach the router before the news that it is gone.
         done.reader_finished().await;
-        tracing::debug!(component = %name, %reason, "stopped");
-        let stderr_tail = tail.lines();
-        let _ = events
-            .send(Event::Exited {
-                link: id,
-                reason,
-                stderr_tail,
-            })
-            .await;
+        report_exit(&events, id, &name, reason, tail.lines()).await;
     };
     let task = tokio::spawn(async move {
         let _stopped = StopSignal(stopped_tx);

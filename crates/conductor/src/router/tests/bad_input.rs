@@ -47,9 +47,8 @@ async fn an_over_long_request_is_answered_by_the_id_at_its_head() {
 async fn an_invalid_response_answers_whoever_asked() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":"w","method":"session/new","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":"w","method":"session/new","params":{}}"#)
+        .await;
     // A response with neither result nor error.
     chain.agent().send(r#"{"jsonrpc":"2.0","id":1}"#);
     let answer = chain.editor.recv().await;
@@ -69,9 +68,8 @@ async fn an_over_long_response_answers_whoever_asked() {
     spec.limits.max_line = 512;
     let mut chain = spec.start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":"big","method":"session/load","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":"big","method":"session/load","params":{}}"#)
+        .await;
     chain.agent().send(&format!(
         r#"{{"jsonrpc":"2.0","id":1,"result":{{"history":"{}"}}}}"#,
         "z".repeat(4000)

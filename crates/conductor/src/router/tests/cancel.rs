@@ -6,10 +6,9 @@ use super::harness::{Spec, json};
 #[tokio::test]
 async fn a_cancel_names_the_id_each_hop_knows() {
     let mut chain = Spec::new(2).start();
-    chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":"turn-1","method":"session/prompt","params":{}}"#);
-    let at_p1 = chain.proxy(1).recv().await;
+    let at_p1 = chain
+        .editor_sends(r#"{"jsonrpc":"2.0","id":"turn-1","method":"session/prompt","params":{}}"#)
+        .await;
     chain.proxy(1).send(&format!(
         r#"{{"jsonrpc":"2.0","id":70,"method":"proxy/successor","params":{{"method":"session/prompt","params":{}}}}}"#,
         at_p1["params"]
@@ -57,9 +56,8 @@ async fn a_cancel_names_the_id_each_hop_knows() {
 async fn a_cancel_keeps_the_other_members_of_its_params() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}"#)
+        .await;
     chain.editor.send(
         r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"_meta":{"why":"user"},"requestId":5}}"#,
     );
@@ -76,9 +74,8 @@ async fn string_ids_match_by_their_decoded_text_numbers_by_their_literal() {
         .editor
         .send(r#"{"jsonrpc":"2.0","id":"a","method":"session/prompt","params":{}}"#);
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#)
+        .await;
     chain.agent().recv().await;
     // "\u0061" is "a"; "1" is not 1.
     chain
@@ -105,9 +102,8 @@ async fn string_ids_match_by_their_decoded_text_numbers_by_their_literal() {
 async fn a_cancel_for_an_answered_request_goes_nowhere() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{}}"#)
+        .await;
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#);

@@ -11,9 +11,8 @@ use crate::router::Finish;
 async fn an_agent_exit_answers_the_editors_pending_requests_and_fails_the_chain() {
     let mut chain = Spec::new(1).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{}}"#);
-    chain.proxy(1).recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{}}"#)
+        .await;
     let agent = chain.agent().id;
     chain
         .exited(agent, "exited with status 3", &["panic: out of tokens"])
@@ -71,9 +70,8 @@ async fn requests_a_proxy_made_toward_the_editor_are_answered_when_a_component_f
 async fn a_component_that_closes_its_output_is_failed_after_a_grace() {
     let mut chain = Spec::new(1).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}"#);
-    chain.proxy(1).recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}"#)
+        .await;
     chain.proxy(1).end.close();
     let answer = chain.editor.recv().await;
     assert_eq!(answer["id"], 2);
@@ -85,9 +83,8 @@ async fn a_component_that_closes_its_output_is_failed_after_a_grace() {
 async fn an_exit_report_in_the_grace_wins_over_the_closed_output() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}"#)
+        .await;
     chain.agent().end.close();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let agent = chain.agent().id;
@@ -140,9 +137,8 @@ async fn an_exit_of_a_link_the_router_does_not_know_changes_nothing() {
 async fn when_the_editor_leaves_its_pending_requests_are_still_answered() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{}}"#)
+        .await;
     chain.editor.end.close();
     chain
         .agent()
@@ -158,9 +154,8 @@ async fn when_the_editor_leaves_its_pending_requests_are_still_answered() {
 async fn when_the_editor_leaves_unanswered_requests_get_an_error_after_the_grace() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{}}"#)
+        .await;
     chain.editor.end.close();
     let answer = chain.editor.recv().await;
     assert_eq!(answer["id"], 4);
@@ -172,9 +167,8 @@ async fn when_the_editor_leaves_unanswered_requests_get_an_error_after_the_grace
 async fn a_signal_answers_what_the_editor_waits_for_and_stops() {
     let mut chain = Spec::new(1).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{}}"#);
-    chain.proxy(1).recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{}}"#)
+        .await;
     chain.report(Event::Signal("SIGTERM")).await;
     let answer = chain.editor.recv().await;
     assert_eq!(answer["id"], 9);

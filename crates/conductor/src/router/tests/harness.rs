@@ -223,6 +223,15 @@ impl Chain {
         &mut self.proxies[k - 1]
     }
 
+    /// The editor sends `text`; returns it as the first position after the editor got it.
+    pub async fn editor_sends(&mut self, text: &str) -> Value {
+        self.editor.send(text);
+        match self.proxies.first_mut() {
+            Some(proxy) => proxy.recv().await,
+            None => self.agent().recv().await,
+        }
+    }
+
     pub async fn report(&self, event: Event) {
         self.events
             .send(event)

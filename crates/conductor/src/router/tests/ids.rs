@@ -46,10 +46,11 @@ async fn responses_come_back_with_the_requesters_exact_id_text() {
 async fn requests_from_different_links_with_the_same_id_stay_apart() {
     let mut chain = Spec::new(1).start();
     // The editor and the proxy both use id 1 toward the agent.
-    chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"from":"editor"}}"#);
-    let to_proxy = chain.proxy(1).recv().await;
+    let to_proxy = chain
+        .editor_sends(
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"from":"editor"}}"#,
+        )
+        .await;
     chain.proxy(1).send(
         r#"{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"x/own","params":{"from":"proxy"}}}"#,
     );
@@ -111,9 +112,8 @@ async fn a_response_to_no_pending_request_is_dropped_and_routing_goes_on() {
 async fn a_response_is_delivered_once_even_if_the_peer_repeats_it() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":"r","method":"session/new","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":"r","method":"session/new","params":{}}"#)
+        .await;
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#);
@@ -136,10 +136,10 @@ async fn a_response_is_delivered_once_even_if_the_peer_repeats_it() {
 #[tokio::test]
 async fn error_responses_keep_their_error_bytes() {
     let mut chain = Spec::new(1).start();
-    chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":3,"method":"session/load","params":{}}"#);
-    let own = chain.proxy(1).recv().await["id"].clone();
+    let own = chain
+        .editor_sends(r#"{"jsonrpc":"2.0","id":3,"method":"session/load","params":{}}"#)
+        .await["id"]
+        .clone();
     chain.proxy(1).send(&format!(
         r#"{{"jsonrpc":"2.0","id":{own},"error":{{"code":-32002,"message":"no","data":{{"n":1.50}}}}}}"#
     ));

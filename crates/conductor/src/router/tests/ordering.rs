@@ -7,9 +7,8 @@ use super::harness::Spec;
 async fn a_response_arrives_before_the_notifications_sent_after_it() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#)
+        .await;
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#);

@@ -123,10 +123,11 @@ async fn a_plain_notification_travels_as_the_very_same_bytes() {
 #[tokio::test]
 async fn underscore_proxies_are_detected_and_then_addressed_in_their_dialect() {
     let mut chain = Spec::new(1).dialect(DialectChoice::Detect).start();
-    chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#);
-    let first = chain.proxy(1).recv().await;
+    let first = chain
+        .editor_sends(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        )
+        .await;
     assert_eq!(first["method"], "proxy/initialize");
     chain.proxy(1).send(&format!(
         r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"Method not found"}}}}"#,
@@ -226,9 +227,8 @@ async fn a_malformed_successor_envelope_is_refused_with_invalid_params() {
 async fn the_editor_learns_mcp_over_acp_is_available_from_its_initialize_answer() {
     let mut chain = Spec::new(0).start();
     chain
-        .editor
-        .send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
-    chain.agent().recv().await;
+        .editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
+        .await;
     chain.agent().send(
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#,
     );
