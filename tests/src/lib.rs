@@ -11,16 +11,16 @@
 
 pub mod agent_script;
 pub mod binaries;
-pub mod chain;
 pub mod editor;
 pub mod fixture_io;
 pub mod jsonrpc;
 pub mod mcp_chain;
 pub mod processes;
 pub mod scenario;
+pub mod test_chain;
 pub mod views;
 pub mod wasm;
 
 pub use binaries::Binaries;
-pub use chain::Chain;
 pub use editor::{Editor, Exchange};
+pub use test_chain::TestChain;

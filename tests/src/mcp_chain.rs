@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::binaries::{RMCP_AGENT, SDK_PROVIDER};
-use crate::chain::{AgentEntry, Chain};
 use crate::editor::{Editor, Exchange};
+use crate::test_chain::{AgentEntry, TestChain};
 
 /// The name under which the rmcp agent's files are kept.
 pub const RMCP: &str = "rmcp-agent";
@@ -39,7 +39,7 @@ impl Variant {
 
 /// Makes the rmcp test agent the chain's agent, recording its session setups to
 /// `<dir>/rmcp-agent.record`; `args` are extra options (`--acp`, `--mcp-version V`).
-pub fn use_rmcp_agent(chain: &mut Chain, args: &[&str]) {
+pub fn use_rmcp_agent(chain: &mut TestChain, args: &[&str]) {
     let command = chain.binaries.workspace_program(&RMCP_AGENT);
     let mut all = vec![
         "--record".to_string(),
@@ -50,13 +50,13 @@ pub fn use_rmcp_agent(chain: &mut Chain, args: &[&str]) {
 }
 
 /// The `test-mcp-provider` fixture, built with the test-agent into the same directory.
-pub fn provider_program(chain: &Chain) -> PathBuf {
+pub fn provider_program(chain: &TestChain) -> PathBuf {
     chain.binaries.agent.with_file_name("test-mcp-provider")
 }
 
 /// Appends a `test-mcp-provider` named `name` serving MCP server `server` (id `<server>-1`)
 /// in `variant`, recording its MCP events to `<dir>/<name>.record`.
-pub fn add_provider(chain: &mut Chain, name: &str, server: &str, variant: Variant) {
+pub fn add_provider(chain: &mut TestChain, name: &str, server: &str, variant: Variant) {
     let program = provider_program(chain);
     let args = vec![
         "--variant".to_string(),
@@ -75,7 +75,7 @@ pub fn add_provider(chain: &mut Chain, name: &str, server: &str, variant: Varian
 /// (with `agent_args`) the chain's agent, launches the chain and initializes it; returns the
 /// editor and a new session's id.
 pub fn launch_with_provider(
-    chain: &mut Chain,
+    chain: &mut TestChain,
     variant: Variant,
     agent_args: &[&str],
 ) -> (Editor, String) {
@@ -88,7 +88,7 @@ pub fn launch_with_provider(
 }
 
 /// Appends the proxy built on the official Rust ACP SDK (MCP server `sdk-tools`).
-pub fn add_sdk_provider(chain: &mut Chain, name: &str) {
+pub fn add_sdk_provider(chain: &mut TestChain, name: &str) {
     let program = chain.binaries.workspace_program(&SDK_PROVIDER);
     chain.add_proxy::<&str>(name, &program, &[]);
 }
@@ -125,7 +125,7 @@ pub fn new_session_with(editor: &mut Editor, servers: Value) -> String {
 }
 
 /// The `mcpServers` the agent got in its `n`th session setup (from 0).
-pub fn agent_servers(chain: &Chain, n: usize) -> Vec<Value> {
+pub fn agent_servers(chain: &TestChain, n: usize) -> Vec<Value> {
     let setups: Vec<Value> = chain
         .received(RMCP)
         .into_iter()
@@ -143,7 +143,7 @@ pub fn agent_servers(chain: &Chain, n: usize) -> Vec<Value> {
 /// The events provider `name` recorded, waiting up to the tests' patience until `done`
 /// holds for them (providers record asynchronously to the messages the editor sees).
 pub fn provider_events_until(
-    chain: &Chain,
+    chain: &TestChain,
     name: &str,
     done: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {

@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use crate::agent_script;
 use crate::binaries::{Binaries, CONTEXT_PROXY, NOTES_PROXY, TOOL_GUARD, workspace_root};
-use crate::chain::{AGENT, Chain};
 use crate::editor::{Editor, patience, prompt_params};
 use crate::processes;
+use crate::test_chain::{AGENT, TestChain};
 use crate::views::{self, Seen};
 
 /// Updates the test-agent streams per prompt in the standard session.
@@ -68,7 +68,7 @@ pub fn standard_session(editor: &mut Editor) -> String {
 /// same order, once each, having been initialized with `init_method`; and that the agent
 /// received exactly what the editor sent, starting with `initialize`.
 pub fn assert_everyone_saw_the_editor_conversation(
-    chain: &Chain,
+    chain: &TestChain,
     editor: &Editor,
     proxies: &[&str],
     init_method: &str,
@@ -84,7 +84,7 @@ pub fn assert_everyone_saw_the_editor_conversation(
 /// method is in `probes` (a conductor finding out which dialect the proxy speaks) are
 /// left out of the comparison.
 pub fn assert_proxy_saw_the_editor_conversation(
-    chain: &Chain,
+    chain: &TestChain,
     editor: &Editor,
     name: &str,
     init_method: &str,
@@ -112,7 +112,7 @@ pub fn assert_proxy_saw_the_editor_conversation(
 
 /// Asserts that the agent was initialized with `initialize` and received exactly the
 /// requests and notifications the editor sent, in order.
-pub fn assert_agent_got_what_the_editor_sent(chain: &Chain, editor: &Editor) {
+pub fn assert_agent_got_what_the_editor_sent(chain: &TestChain, editor: &Editor) {
     let editor_view = views::editor_view(&editor.transcript);
     let received = chain.received(AGENT);
     assert_eq!(

@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::binaries::{Binaries, workspace_root};
-use crate::chain::{Chain, toml_array, toml_string};
 use crate::editor::Editor;
+use crate::test_chain::{TestChain, toml_array, toml_string};
 
 /// The two WASI targets a proxy builds for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,16 +247,16 @@ impl ProxyEntry {
     }
 }
 
-/// A [`Chain`] (directory, agent, `[conductor]` settings) whose proxies may be WASM. The
+/// A [`TestChain`] (directory, agent, `[conductor]` settings) whose proxies may be WASM. The
 /// chain's own proxy list is not used.
 pub struct WasmChain {
-    pub chain: Chain,
+    pub chain: TestChain,
     pub proxies: Vec<ProxyEntry>,
 }
 
 impl WasmChain {
     /// Compiled code goes to the shared cache unless `cache_dir` is set on `chain`.
-    pub fn new(mut chain: Chain) -> Self {
+    pub fn new(mut chain: TestChain) -> Self {
         if !chain.conductor.iter().any(|(key, _)| key == "cache_dir") {
             chain.conductor_setting(
                 "cache_dir",

@@ -3,17 +3,17 @@
 //! editor's id, and `session/cancel` ends a turn with `stopReason: "cancelled"`.
 
 use acp_conductor_tests::agent_script::HANGING;
-use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::{prompt_params, refuse};
 use acp_conductor_tests::jsonrpc::RawMessage;
 use acp_conductor_tests::scenario::chunk_of;
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::{TestChain, binaries};
 use serde_json::{Value, json};
 
 #[test]
 fn cancel_request_reaches_the_agent_under_its_own_id_and_the_error_comes_back_under_the_editors() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "cancel-request", 2);
+    let mut chain = TestChain::with_test_proxies(&binaries, "cancel-request", 2);
     chain.agent_args(&["--updates", "0"]);
     let mut editor = chain.launch();
     editor.initialize();
@@ -58,7 +58,7 @@ fn cancel_request_reaches_the_agent_under_its_own_id_and_the_error_comes_back_un
 #[test]
 fn session_cancel_ends_the_turn_with_stop_reason_cancelled() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "session-cancel", 2);
+    let mut chain = TestChain::with_test_proxies(&binaries, "session-cancel", 2);
     chain.agent_args(&["--updates", "0"]);
     let mut editor = chain.launch();
     editor.initialize();

@@ -3,11 +3,12 @@
 //! every proxy sees every message once, in order, and the agent sees what the editor sent.
 
 use acp_conductor_tests::scenario::{self, standard_session};
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 
 fn session_through(proxies: usize) {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, &format!("forwarding-{proxies}"), proxies);
+    let mut chain =
+        TestChain::with_test_proxies(&binaries, &format!("forwarding-{proxies}"), proxies);
     chain.agent_args(&["--updates", &scenario::UPDATES.to_string()]);
     let mut editor = chain.launch();
     standard_session(&mut editor);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use acp_conductor_tests::chain::{fresh_dir, toml_string};
+use acp_conductor_tests::test_chain::{fresh_dir, toml_string};
 use acp_conductor_tests::{Binaries, binaries};
 
 const EX_CONFIG: i32 = 78;

@@ -2,9 +2,9 @@
 //! tests' conclusions are only as good as these peers.
 
 use acp_conductor_tests::agent_script::{self, HANGING};
-use acp_conductor_tests::chain::fresh_dir;
 use acp_conductor_tests::editor::{Editor, initialize_params, prompt_params};
 use acp_conductor_tests::jsonrpc::RawMessage;
+use acp_conductor_tests::test_chain::fresh_dir;
 use serde_json::{Value, json};
 
 const AGENT: &str = env!("CARGO_BIN_EXE_test-agent");

@@ -3,9 +3,9 @@
 //! and unknown fields of the editor's request reach the agent.
 
 use acp_conductor_tests::agent_script;
-use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::initialize_params;
-use acp_conductor_tests::{Chain, binaries, views};
+use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::{TestChain, binaries, views};
 use serde_json::{Value, json};
 
 /// The editor's `initialize` params with fields no schema knows, at several depths.
@@ -29,7 +29,7 @@ fn without_acp(result: &Value) -> Value {
 
 fn initialize_through(proxies: usize) {
     let binaries = binaries!();
-    let chain = Chain::with_test_proxies(&binaries, &format!("init-{proxies}"), proxies);
+    let chain = TestChain::with_test_proxies(&binaries, &format!("init-{proxies}"), proxies);
     let mut editor = chain.launch();
     let params = params_with_unknown_fields();
     let exchange = editor.request("initialize", params.clone());

@@ -1,13 +1,13 @@
 //! Input from the editor that is not JSON-RPC gets a JSON-RPC error, and the conductor
 //! keeps serving the session.
 
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 use serde_json::json;
 
 #[test]
 fn non_json_line_gets_parse_error_with_null_id_and_the_conductor_keeps_working() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "invalid-json", 1);
+    let mut chain = TestChain::with_test_proxies(&binaries, "invalid-json", 1);
     chain.agent_args(&["--updates", "1"]);
     let mut editor = chain.launch();
     editor.initialize();

@@ -6,7 +6,7 @@ use acp_conductor_tests::mcp_chain::{
     Variant, add_provider, agent_servers, launch_with_provider, new_session_with, of_kind,
     provider_events_until, run_script, said, use_rmcp_agent,
 };
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 use serde_json::{Value, json};
 
 /// What `list` says for the fixture provider's tools.
@@ -38,7 +38,7 @@ fn assert_lists_and_calls(editor: &mut acp_conductor_tests::Editor, session: &st
 }
 
 /// The agent was given the conductor itself as a stdio MCP server named `name`.
-fn assert_bridged(chain: &Chain, name: &str) {
+fn assert_bridged(chain: &TestChain, name: &str) {
     let servers = agent_servers(chain, 0);
     assert_eq!(servers.len(), 1, "{servers:?}");
     let server = &servers[0];
@@ -53,7 +53,7 @@ fn assert_bridged(chain: &Chain, name: &str) {
 #[test]
 fn rmcp_agent_uses_the_tools_of_a_provider_at_depth_1() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "mcp-depth-1");
+    let mut chain = TestChain::new(&binaries, "mcp-depth-1");
     add_provider(&mut chain, "provider", "tools", Variant::Rfd);
     use_rmcp_agent(&mut chain, &["--mcp-version", "2025-06-18"]);
     let mut editor = chain.launch();
@@ -75,7 +75,7 @@ fn rmcp_agent_uses_the_tools_of_a_provider_at_depth_1() {
 #[test]
 fn rmcp_agent_uses_the_tools_of_a_provider_at_depth_3() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "mcp-depth-3", 2);
+    let mut chain = TestChain::with_test_proxies(&binaries, "mcp-depth-3", 2);
     let (mut editor, session) =
         launch_with_provider(&mut chain, Variant::Rfd, &["--mcp-version", "2025-11-25"]);
     assert_bridged(&chain, "tools");
@@ -140,7 +140,7 @@ impl EditorServer {
 #[test]
 fn rmcp_agent_uses_the_tools_the_editor_provides() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "mcp-editor-owned", 1);
+    let mut chain = TestChain::with_test_proxies(&binaries, "mcp-editor-owned", 1);
     use_rmcp_agent(&mut chain, &[]);
     let mut editor = chain.launch();
     editor.initialize();
@@ -195,7 +195,7 @@ fn rmcp_agent_uses_the_tools_the_editor_provides() {
 fn each_wire_form_is_addressed_the_way_its_provider_speaks() {
     let binaries = binaries!();
     for variant in Variant::ALL {
-        let mut chain = Chain::new(&binaries, &format!("mcp-variant-{}", variant.arg()));
+        let mut chain = TestChain::new(&binaries, &format!("mcp-variant-{}", variant.arg()));
         let (mut editor, session) =
             launch_with_provider(&mut chain, variant, &["--mcp-version", "2025-06-18"]);
         assert_bridged(&chain, "tools");
@@ -238,7 +238,7 @@ fn each_wire_form_is_addressed_the_way_its_provider_speaks() {
 #[test]
 fn server_requests_and_notifications_reach_the_agents_mcp_client() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "mcp-server-to-client", 1);
+    let mut chain = TestChain::with_test_proxies(&binaries, "mcp-server-to-client", 1);
     let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
     let lines = run_script(
         &mut editor,
@@ -272,7 +272,7 @@ fn server_requests_and_notifications_reach_the_agents_mcp_client() {
 #[test]
 fn a_connectionless_provider_notifies_the_shim_that_made_the_request() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "mcp-connectionless-notes");
+    let mut chain = TestChain::new(&binaries, "mcp-connectionless-notes");
     let (mut editor, session) = launch_with_provider(&mut chain, Variant::Connectionless, &[]);
     let lines = run_script(
         &mut editor,

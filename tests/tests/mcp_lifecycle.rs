@@ -11,7 +11,7 @@ use acp_conductor_tests::mcp_chain::{
     provider_events_until, run_script, use_rmcp_agent,
 };
 use acp_conductor_tests::processes::{descendants, describe, wait_until_gone};
-use acp_conductor_tests::{Chain, Editor, binaries};
+use acp_conductor_tests::{Editor, TestChain, binaries};
 
 /// Opens connections `a` and `b` to `tools` and returns their shims' pids.
 fn open_two(editor: &mut Editor, session: &str) -> [u32; 2] {
@@ -40,7 +40,7 @@ fn assert_gone(pids: &[u32], what: &str) {
 #[test]
 fn two_connections_to_one_server_are_separate() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "mcp-two-connections");
+    let mut chain = TestChain::new(&binaries, "mcp-two-connections");
     let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
     let [a, b] = open_two(&mut editor, &session);
     assert_ne!(a, b);
@@ -81,7 +81,7 @@ fn two_connections_to_one_server_are_separate() {
 #[test]
 fn shims_exit_when_the_agent_dies() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "mcp-agent-dies");
+    let mut chain = TestChain::new(&binaries, "mcp-agent-dies");
     let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
     let shims = open_two(&mut editor, &session);
     let agent = descendants(editor.pid())
@@ -102,7 +102,7 @@ fn shims_exit_when_the_agent_dies() {
 fn no_shim_outlives_the_conductor() {
     let binaries = binaries!();
     for kill in [false, true] {
-        let mut chain = Chain::new(&binaries, "mcp-conductor-exits");
+        let mut chain = TestChain::new(&binaries, "mcp-conductor-exits");
         let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
         let shims = open_two(&mut editor, &session);
         let chain_pids = descendants(editor.pid());
@@ -127,7 +127,7 @@ fn no_shim_outlives_the_conductor() {
 #[test]
 fn a_provider_that_dies_mid_call_fails_the_call_not_hangs_it() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "mcp-provider-dies");
+    let mut chain = TestChain::new(&binaries, "mcp-provider-dies");
     let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &[]);
     run_script(&mut editor, &session, &["open t tools"]);
     let exchange = editor.prompt(&session, "call t die");
@@ -149,7 +149,7 @@ fn a_provider_that_dies_mid_call_fails_the_call_not_hangs_it() {
 }
 
 /// Every line the rmcp agent said, from its record, waiting for its last command to finish.
-fn chain_said(chain: &Chain) -> Vec<String> {
+fn chain_said(chain: &TestChain) -> Vec<String> {
     let deadline = std::time::Instant::now() + acp_conductor_tests::editor::patience();
     loop {
         let said: Vec<String> = chain
@@ -168,7 +168,7 @@ fn chain_said(chain: &Chain) -> Vec<String> {
 #[test]
 fn mcp_requests_still_waiting_when_the_conductor_stops_get_an_error() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "mcp-calls-at-shutdown");
+    let mut chain = TestChain::new(&binaries, "mcp-calls-at-shutdown");
     use_rmcp_agent(&mut chain, &[]);
     let mut editor = chain.launch();
     editor.initialize();
@@ -213,7 +213,7 @@ fn mcp_requests_still_waiting_when_the_conductor_stops_get_an_error() {
 
 /// Starts the shim of the agent's MCP server `name` the way the agent would, and sends it
 /// `initialize` (id 1).
-fn start_shim(chain: &Chain, name: &str) -> Editor {
+fn start_shim(chain: &TestChain, name: &str) -> Editor {
     let servers = agent_servers(chain, 0);
     let entry = servers
         .iter()

@@ -5,14 +5,14 @@ use acp_conductor_tests::mcp_chain::{
     Variant, agent_servers, launch_with_provider, of_kind, provider_events_until, run_script,
 };
 use acp_conductor_tests::processes::{descendants, describe};
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 use serde_json::json;
 
 #[test]
 fn declarations_pass_through_and_mcp_goes_straight_to_the_provider() {
     let binaries = binaries!();
     for variant in [Variant::Rfd, Variant::ServerId] {
-        let mut chain = Chain::with_test_proxies(&binaries, "mcp-native", 1);
+        let mut chain = TestChain::with_test_proxies(&binaries, "mcp-native", 1);
         let (mut editor, session) = launch_with_provider(&mut chain, variant, &["--acp"]);
         let field = match variant {
             Variant::Rfd => "id",
@@ -73,7 +73,7 @@ fn declarations_pass_through_and_mcp_goes_straight_to_the_provider() {
 #[test]
 fn connecting_to_an_id_nobody_declared_is_an_error() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "mcp-native-unknown");
+    let mut chain = TestChain::new(&binaries, "mcp-native-unknown");
     let (mut editor, session) = launch_with_provider(&mut chain, Variant::Rfd, &["--acp"]);
     let lines = run_script(
         &mut editor,

@@ -5,7 +5,7 @@ use acp_conductor_tests::binaries::NOTES_PROXY;
 use acp_conductor_tests::mcp_chain::{run_script, use_rmcp_agent};
 use acp_conductor_tests::scenario::prompt_example_config;
 use acp_conductor_tests::wasm::{self, WasmChain, WasmTarget};
-use acp_conductor_tests::{Chain, Editor, binaries};
+use acp_conductor_tests::{Editor, TestChain, binaries};
 
 /// Remembers in one session, recalls in both: notes belong to the session they were made in.
 fn assert_notes_are_per_session(editor: &mut Editor) {
@@ -62,7 +62,7 @@ fn assert_notes_are_per_session(editor: &mut Editor) {
 #[test]
 fn notes_tools_through_the_bridge_native() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "notes-native");
+    let mut chain = TestChain::new(&binaries, "notes-native");
     let notes = binaries.workspace_program(&NOTES_PROXY);
     chain.add_proxy::<&str>("notes", &notes, &[]);
     use_rmcp_agent(&mut chain, &[]);
@@ -76,7 +76,7 @@ fn notes_tools_through_the_bridge_native() {
 fn notes_tools_through_the_bridge_as_wasm() {
     let binaries = binaries!();
     for target in WasmTarget::ALL {
-        let mut chain = Chain::new(&binaries, &format!("notes-{}", target.triple()));
+        let mut chain = TestChain::new(&binaries, &format!("notes-{}", target.triple()));
         use_rmcp_agent(&mut chain, &[]);
         let mut chain = WasmChain::new(chain);
         chain.add_wasm("notes", &wasm::artifact(&binaries, wasm::NOTES, target));

@@ -1,9 +1,9 @@
 //! The `test-mcp-provider` fixture on its own, driven over its stdio by a test playing the
 //! conductor on both sides; the MCP-over-ACP tests are only as good as this peer.
 
-use acp_conductor_tests::chain::fresh_dir;
 use acp_conductor_tests::editor::Editor;
 use acp_conductor_tests::jsonrpc::RawMessage;
+use acp_conductor_tests::test_chain::fresh_dir;
 use serde_json::{Value, json};
 
 const PROVIDER: &str = env!("CARGO_BIN_EXE_test-mcp-provider");

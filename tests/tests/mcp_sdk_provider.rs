@@ -2,13 +2,13 @@
 //! MCP over ACP) serves an rmcp agent through the bridge, behind another proxy.
 
 use acp_conductor_tests::mcp_chain::{add_sdk_provider, agent_servers, said, use_rmcp_agent};
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 
 #[test]
 fn an_sdk_built_provider_serves_an_rmcp_agent_through_the_bridge() {
     let binaries = binaries!();
     for version in ["2025-06-18", "2025-11-25"] {
-        let mut chain = Chain::with_test_proxies(&binaries, "mcp-sdk-provider", 1);
+        let mut chain = TestChain::with_test_proxies(&binaries, "mcp-sdk-provider", 1);
         add_sdk_provider(&mut chain, "sdk");
         use_rmcp_agent(&mut chain, &["--mcp-version", version]);
         let mut editor = chain.launch();

@@ -3,9 +3,9 @@
 //! passes wrapped messages between its parent and its last proxy.
 
 use acp_conductor_tests::agent_script;
-use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::{Editor, initialize_params};
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::{TestChain, binaries};
 use serde_json::{Value, json};
 
 fn trace_meta(tag: &str) -> Value {
@@ -19,7 +19,7 @@ fn trace_meta(tag: &str) -> Value {
 #[test]
 fn params_meta_reaches_the_agent_and_the_agents_result_meta_comes_back() {
     let binaries = binaries!();
-    let chain = Chain::with_test_proxies(&binaries, "meta-params", 2);
+    let chain = TestChain::with_test_proxies(&binaries, "meta-params", 2);
     let mut editor = chain.launch();
     editor.initialize();
     let meta = trace_meta("session/new");
@@ -48,7 +48,7 @@ fn params_meta_reaches_the_agent_and_the_agents_result_meta_comes_back() {
 #[test]
 fn meta_nested_inside_payloads_survives_both_ways() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "meta-nested", 2);
+    let mut chain = TestChain::with_test_proxies(&binaries, "meta-nested", 2);
     chain.agent_args(&["--updates", "0"]);
     let mut editor = chain.launch();
     editor.initialize();
@@ -81,7 +81,7 @@ fn meta_nested_inside_payloads_survives_both_ways() {
 /// Starts `chain` as a conductor in proxy mode with the test as its parent, and runs the
 /// `proxy/initialize` handshake; returns the parent's end and the `proxy/successor`
 /// request that carried `initialize` up to the parent.
-fn start_as_child(chain: &Chain) -> (Editor, Value) {
+fn start_as_child(chain: &TestChain) -> (Editor, Value) {
     let mut parent = chain.launch_with(&["--proxy"]);
     let mut forwarded = None;
     let exchange = parent.request_answering("proxy/initialize", initialize_params(), |request| {
@@ -102,7 +102,7 @@ fn start_as_child(chain: &Chain) -> (Editor, Value) {
 #[test]
 fn envelope_meta_from_the_parent_reaches_the_last_proxy_still_on_the_envelope() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "meta-envelope-down");
+    let mut chain = TestChain::new(&binaries, "meta-envelope-down");
     chain.without_agent().conductor_setting("mode", "\"proxy\"");
     chain.add_test_proxy("inner-p");
     let (mut parent, _) = start_as_child(&chain);
@@ -140,7 +140,7 @@ fn envelope_meta_from_the_parent_reaches_the_last_proxy_still_on_the_envelope() 
 #[test]
 fn envelope_meta_from_the_last_proxy_reaches_the_parent_still_on_the_envelope() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "meta-envelope-up");
+    let mut chain = TestChain::new(&binaries, "meta-envelope-up");
     chain.without_agent().conductor_setting("mode", "\"proxy\"");
     let meta = json!({ "trace": "inner-p", "n": [1, 2] });
     chain

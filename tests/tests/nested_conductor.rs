@@ -2,17 +2,17 @@
 //! the inner conductor (`run --proxy`) with its own test-proxy, then the agent.
 
 use acp_conductor_tests::scenario::{self, standard_session};
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 
 /// The outer chain (`outer-p`, `inner` conductor, agent) and the inner one (`inner-p`).
-fn nested_chains(label: &str) -> (Chain, Chain) {
+fn nested_chains(label: &str) -> (TestChain, TestChain) {
     let binaries = binaries!();
-    let mut inner = Chain::new(&binaries, &format!("{label}-inner"));
+    let mut inner = TestChain::new(&binaries, &format!("{label}-inner"));
     inner.without_agent();
     inner.add_test_proxy("inner-p");
     let inner_config = inner.write_config();
 
-    let mut outer = Chain::new(&binaries, label);
+    let mut outer = TestChain::new(&binaries, label);
     outer.agent_args(&["--updates", &scenario::UPDATES.to_string()]);
     outer.add_test_proxy("outer-p");
     let inner_config = inner_config.display().to_string();

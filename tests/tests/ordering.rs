@@ -4,14 +4,15 @@
 use acp_conductor_tests::agent_script::{self, BURST_AFTER, BURST_BEFORE};
 use acp_conductor_tests::editor::{Direction, prompt_params, refuse};
 use acp_conductor_tests::scenario::chunk_of;
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 use serde_json::Value;
 
 const PROMPTS: usize = 1000;
 
 fn burst_order_through(proxies: usize) {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, &format!("ordering-{proxies}"), proxies);
+    let mut chain =
+        TestChain::with_test_proxies(&binaries, &format!("ordering-{proxies}"), proxies);
     chain.agent_args(&["--updates", "0", "--burst"]);
     let mut editor = chain.launch();
     editor.initialize();

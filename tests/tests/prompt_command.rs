@@ -3,9 +3,9 @@
 
 use std::process::{Command, Output};
 
-use acp_conductor_tests::{Chain, binaries, processes};
+use acp_conductor_tests::{TestChain, binaries, processes};
 
-fn prompt(chain: &Chain, permissions: &str, text: &str) -> Output {
+fn prompt(chain: &TestChain, permissions: &str, text: &str) -> Output {
     let config = chain.write_config();
     Command::new(&chain.binaries.conductor)
         .args(["prompt", "--config"])
@@ -17,7 +17,7 @@ fn prompt(chain: &Chain, permissions: &str, text: &str) -> Output {
 
 fn prompt_through_a_proxy(label: &str, permissions: &str, expected: &str) {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, label, 1);
+    let mut chain = TestChain::with_test_proxies(&binaries, label, 1);
     chain.agent_args(&["--updates", "1"]);
     let output = prompt(&chain, permissions, "permission please");
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::binaries::CONTEXT_PROXY;
-use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::Exchange;
-use acp_conductor_tests::{Chain, Editor, binaries};
+use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::{Editor, TestChain, binaries};
 use serde_json::{Value, json};
 
 const AGENTS_MD: &str = "# Team rules\n\n- Be kind to reviewers.\n";
@@ -35,7 +35,7 @@ const FILES_AND_RULES: [&str; 8] = [
 /// that the conductor stops before the directory goes.
 struct Injected {
     editor: Editor,
-    chain: Chain,
+    chain: TestChain,
     /// The sessions' working directory, holding `AGENTS.md` and `docs/style.md`.
     project: PathBuf,
 }
@@ -44,19 +44,19 @@ impl Injected {
     /// In front of the built-in demo agent, which shows back every block it receives.
     fn demo(label: &str, args: &[&str]) -> Self {
         let binaries = binaries!();
-        Self::launch(Chain::with_demo_agent(&binaries, label), args)
+        Self::launch(TestChain::with_demo_agent(&binaries, label), args)
     }
 
     /// In front of the test-agent, which records every line it receives.
     fn test_agent(label: &str, args: &[&str], agent_args: &[&str]) -> Self {
         let binaries = binaries!();
-        let mut chain = Chain::new(&binaries, label);
+        let mut chain = TestChain::new(&binaries, label);
         chain.agent_args(agent_args);
         Self::launch(chain, args)
     }
 
     /// Adds the proxy with `args`, where [`PROJECT`] stands for the project's absolute path.
-    fn launch(mut chain: Chain, args: &[&str]) -> Self {
+    fn launch(mut chain: TestChain, args: &[&str]) -> Self {
         let project = chain.dir.join("project");
         let args: Vec<String> = args
             .iter()
@@ -368,7 +368,7 @@ fn only_missing_files_leave_the_prompt_as_sent() {
 }
 
 /// The `params` of the `session/prompt` the test-agent received last.
-fn last_prompt_params(chain: &Chain) -> Value {
+fn last_prompt_params(chain: &TestChain) -> Value {
     chain
         .received(AGENT)
         .into_iter()

@@ -2,10 +2,10 @@
 //! RFD proxies in one chain, whether the conductor detects the dialect or it is pinned.
 
 use acp_conductor_tests::scenario::{self, standard_session};
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 
 /// The methods of every message the conductor sent to proxy `name`.
-fn methods(chain: &Chain, name: &str) -> Vec<String> {
+fn methods(chain: &TestChain, name: &str) -> Vec<String> {
     chain
         .received(name)
         .iter()
@@ -16,7 +16,7 @@ fn methods(chain: &Chain, name: &str) -> Vec<String> {
 #[test]
 fn underscore_and_rfd_proxies_share_a_chain_with_detected_dialects() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "dialects-mixed");
+    let mut chain = TestChain::new(&binaries, "dialects-mixed");
     chain.agent_args(&["--updates", &scenario::UPDATES.to_string()]);
     chain.add_test_proxy("rfd");
     chain
@@ -65,7 +65,7 @@ fn underscore_and_rfd_proxies_share_a_chain_with_detected_dialects() {
 #[test]
 fn pinned_underscore_protocol_is_spoken_from_the_first_message() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "dialects-pinned");
+    let mut chain = TestChain::new(&binaries, "dialects-pinned");
     chain.agent_args(&["--updates", &scenario::UPDATES.to_string()]);
     chain
         .add_test_proxy("old")

@@ -4,9 +4,9 @@
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::binaries::SHOUT_EXAMPLE;
-use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::prompt_params;
-use acp_conductor_tests::{Chain, binaries, scenario};
+use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::{TestChain, binaries, scenario};
 use serde_json::{Value, json};
 
 fn update_message(session: &str, update: Value) -> Value {
@@ -27,7 +27,7 @@ fn text_chunk(session: &str, text: &str) -> Value {
 #[test]
 fn shout_upper_cases_the_demo_agents_message_chunks_and_nothing_else() {
     let binaries = binaries!();
-    let mut chain = Chain::with_demo_agent(&binaries, "shout-demo");
+    let mut chain = TestChain::with_demo_agent(&binaries, "shout-demo");
     let shout = binaries.workspace_program(&SHOUT_EXAMPLE);
     chain.add_proxy("shout", &shout, &[] as &[&str]);
     let mut editor = chain.launch();
@@ -117,7 +117,7 @@ fn shout_upper_cases_the_demo_agents_message_chunks_and_nothing_else() {
 #[test]
 fn shout_leaves_what_the_editor_sends_as_sent() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "shout-test-agent");
+    let mut chain = TestChain::new(&binaries, "shout-test-agent");
     chain.agent_args(&["--updates", "2"]);
     let shout = binaries.workspace_program(&SHOUT_EXAMPLE);
     chain.add_proxy("shout", &shout, &[] as &[&str]);

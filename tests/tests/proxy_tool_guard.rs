@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::binaries::{TOOL_GUARD, workspace_root};
-use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::{Exchange, Reply, prompt_params};
 use acp_conductor_tests::jsonrpc::RawMessage;
 use acp_conductor_tests::scenario::{check_example_proxies, prompt_example_config};
-use acp_conductor_tests::{Chain, Editor, binaries};
+use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::{Editor, TestChain, binaries};
 use serde_json::{Value, json};
 
 /// The policy of most tests here: the one in docs/proxies.md, minus `title`, plus an edit rule.
@@ -49,7 +49,7 @@ const DENIED: i64 = -32000;
 /// The editor is declared first so that the conductor stops before the directory goes.
 struct Guarded {
     editor: Editor,
-    chain: Chain,
+    chain: TestChain,
     project: PathBuf,
     session: String,
 }
@@ -61,7 +61,7 @@ impl Guarded {
 
     fn start_with(label: &str, policy: &str, agent_args: &[&str]) -> Self {
         let binaries = binaries!();
-        let mut chain = Chain::new(&binaries, label);
+        let mut chain = TestChain::new(&binaries, label);
         chain.agent_args(agent_args);
         let policy_path = chain.dir.join("guard.toml");
         std::fs::write(&policy_path, policy).expect("write the policy");
@@ -71,7 +71,7 @@ impl Guarded {
     }
 
     /// Launches `chain` and opens a session in its `project` directory.
-    fn open(chain: Chain) -> Self {
+    fn open(chain: TestChain) -> Self {
         let project = chain.dir.join("project");
         std::fs::create_dir_all(&project).expect("create the project directory");
         let mut editor = chain.launch();
@@ -492,7 +492,7 @@ fn terminal_commands_matching_a_deny_pattern_are_refused_and_others_reach_the_ed
 }
 
 /// The `session/prompt` the agent received last, parsed.
-fn last_prompt_received(chain: &Chain) -> Value {
+fn last_prompt_received(chain: &TestChain) -> Value {
     chain
         .received(AGENT)
         .into_iter()
@@ -575,7 +575,7 @@ fn secrets_in_prompt_text_are_replaced_with_the_configured_replacement() {
 fn without_the_guard_the_same_requests_reach_the_editor() {
     // The counterpart of the refusals above: what the guard stops, the fixture does send.
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "guard-absent");
+    let mut chain = TestChain::new(&binaries, "guard-absent");
     chain.agent_args(&["--updates", "0"]);
     let mut guarded = Guarded::open(chain);
     for (text, method) in [

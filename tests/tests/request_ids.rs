@@ -2,10 +2,10 @@
 //! spelling, and an agent request with id `0` is answered correctly.
 
 use acp_conductor_tests::agent_script;
-use acp_conductor_tests::chain::AGENT;
 use acp_conductor_tests::editor::{initialize_params, prompt_params};
 use acp_conductor_tests::jsonrpc::RawMessage;
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::{TestChain, binaries};
 use serde_json::json;
 
 /// Ids as raw JSON text: the response must carry the very same bytes.
@@ -21,7 +21,7 @@ const EDITOR_IDS: &[&str] = &[
 
 fn ids_come_back_through(proxies: usize) {
     let binaries = binaries!();
-    let chain = Chain::with_test_proxies(&binaries, &format!("ids-{proxies}"), proxies);
+    let chain = TestChain::with_test_proxies(&binaries, &format!("ids-{proxies}"), proxies);
     let mut editor = chain.launch();
     for (i, raw_id) in EDITOR_IDS.iter().enumerate() {
         let (method, params) = if i == 0 {
@@ -58,7 +58,7 @@ fn editor_ids_come_back_byte_for_byte_through_two_proxies() {
 
 fn agent_request_with_id_zero_through(proxies: usize) {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, &format!("id-zero-{proxies}"), proxies);
+    let mut chain = TestChain::with_test_proxies(&binaries, &format!("id-zero-{proxies}"), proxies);
     chain.agent_args(&["--updates", "0"]);
     let mut editor = chain.launch();
     editor.initialize();

@@ -5,12 +5,12 @@
 use acp_conductor_tests::agent_script::HANGING;
 use acp_conductor_tests::editor::{Editor, prompt_params};
 use acp_conductor_tests::scenario::{self, chunk_of};
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 
 /// A running two-proxy chain after a prompt, and the pids of all its processes.
-fn running_chain(label: &str) -> (Chain, Editor, Vec<u32>) {
+fn running_chain(label: &str) -> (TestChain, Editor, Vec<u32>) {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, label, 2);
+    let mut chain = TestChain::with_test_proxies(&binaries, label, 2);
     chain.agent_args(&["--updates", "1"]);
     let mut editor = chain.launch();
     editor.initialize();
@@ -66,7 +66,7 @@ fn sigterm_answers_the_pending_prompt_before_exiting() {
 }
 
 /// Asserts that every fixture of `chain` saw its stdin close, i.e. was not killed first.
-fn assert_every_component_saw_stdin_eof(chain: &Chain) {
+fn assert_every_component_saw_stdin_eof(chain: &TestChain) {
     let killed_first: Vec<&str> = chain
         .fixture_names()
         .into_iter()

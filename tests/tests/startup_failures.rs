@@ -3,13 +3,13 @@
 
 use acp_conductor_tests::editor::initialize_params;
 use acp_conductor_tests::scenario;
-use acp_conductor_tests::{Chain, binaries};
+use acp_conductor_tests::{TestChain, binaries};
 use std::path::Path;
 
 #[test]
 fn proxy_that_exits_at_startup_fails_initialize_with_its_name() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "startup-proxy", 1);
+    let mut chain = TestChain::with_test_proxies(&binaries, "startup-proxy", 1);
     chain.add_proxy::<&str>("quitter-proxy", Path::new("/bin/false"), &[]);
     let mut editor = chain.launch();
     let exchange = editor.request("initialize", initialize_params());
@@ -29,8 +29,8 @@ fn proxy_that_exits_at_startup_fails_initialize_with_its_name() {
 #[test]
 fn agent_that_exits_at_startup_fails_initialize_with_its_name() {
     let binaries = binaries!();
-    let mut chain = Chain::with_test_proxies(&binaries, "startup-agent", 1);
-    chain.agent = Some(acp_conductor_tests::chain::AgentEntry {
+    let mut chain = TestChain::with_test_proxies(&binaries, "startup-agent", 1);
+    chain.agent = Some(acp_conductor_tests::test_chain::AgentEntry {
         command: "/bin/false".into(),
         args: Vec::new(),
     });
@@ -53,7 +53,7 @@ fn agent_that_exits_at_startup_fails_initialize_with_its_name() {
 #[test]
 fn run_with_a_missing_proxy_command_exits_78_before_starting_anything() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "startup-missing");
+    let mut chain = TestChain::new(&binaries, "startup-missing");
     chain.add_proxy::<&str>("ghost", Path::new("/nonexistent/ghost-proxy"), &[]);
     let mut editor = chain.launch();
     let status = editor.wait_exit();
@@ -65,7 +65,7 @@ fn run_with_a_missing_proxy_command_exits_78_before_starting_anything() {
     );
     assert!(
         !chain
-            .file(acp_conductor_tests::chain::AGENT, "pid")
+            .file(acp_conductor_tests::test_chain::AGENT, "pid")
             .exists(),
         "the agent was started although the config is invalid"
     );

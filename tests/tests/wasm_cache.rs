@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use acp_conductor_tests::binaries;
-use acp_conductor_tests::chain::{Chain, toml_string};
+use acp_conductor_tests::test_chain::{TestChain, toml_string};
 use acp_conductor_tests::wasm::{self, SOCKET, WasmChain, WasmTarget};
 
 const COMPILED: &str = "compiled the WASI preview 1 module";
@@ -16,7 +16,7 @@ const FROM_CACHE: &str = "loaded the WASI preview 1 module from the compile cach
 fn chain_with_cache(label: &str, cache: &Path) -> WasmChain {
     let binaries = binaries!();
     let socket = wasm::artifact(&binaries, SOCKET, WasmTarget::P1);
-    let mut chain = Chain::new(&binaries, label);
+    let mut chain = TestChain::new(&binaries, label);
     chain.conductor_setting("cache_dir", &toml_string(&cache.display().to_string()));
     let mut chain = WasmChain::new(chain);
     chain.add_wasm("socket", &socket);
@@ -46,7 +46,7 @@ fn entry(cache: &Path) -> PathBuf {
 
 #[test]
 fn a_second_start_loads_compiled_code_instead_of_compiling() {
-    let scratch = Chain::new(&binaries!(), "cache-warm");
+    let scratch = TestChain::new(&binaries!(), "cache-warm");
     let cache = scratch.dir.join("cache");
     let chain = chain_with_cache("cache-warm-run", &cache);
 
@@ -74,7 +74,7 @@ fn a_second_start_loads_compiled_code_instead_of_compiling() {
 
 #[test]
 fn a_corrupt_entry_is_recompiled_and_replaced() {
-    let scratch = Chain::new(&binaries!(), "cache-corrupt");
+    let scratch = TestChain::new(&binaries!(), "cache-corrupt");
     let cache = scratch.dir.join("cache");
     let chain = chain_with_cache("cache-corrupt-run", &cache);
     run_once(&chain);
@@ -103,7 +103,7 @@ fn a_corrupt_entry_is_recompiled_and_replaced() {
 
 #[test]
 fn an_entry_from_another_cache_is_never_loaded() {
-    let scratch = Chain::new(&binaries!(), "cache-foreign");
+    let scratch = TestChain::new(&binaries!(), "cache-foreign");
     let ours = scratch.dir.join("ours");
     let theirs = scratch.dir.join("theirs");
     run_once(&chain_with_cache("cache-foreign-ours", &ours));
@@ -121,7 +121,7 @@ fn an_entry_from_another_cache_is_never_loaded() {
 #[test]
 fn a_cache_directory_others_can_write_is_not_used() {
     use std::os::unix::fs::PermissionsExt;
-    let scratch = Chain::new(&binaries!(), "cache-open");
+    let scratch = TestChain::new(&binaries!(), "cache-open");
     let cache = scratch.dir.join("cache");
     std::fs::create_dir_all(cache.join("wasm")).unwrap();
     std::fs::set_permissions(cache.join("wasm"), std::fs::Permissions::from_mode(0o777)).unwrap();
@@ -137,7 +137,7 @@ fn a_cache_directory_others_can_write_is_not_used() {
 fn proxies_running_the_same_file_share_one_compilation() {
     let binaries = binaries!();
     let socket = wasm::artifact(&binaries, SOCKET, WasmTarget::P1);
-    let mut chain = Chain::new(&binaries, "cache-shared");
+    let mut chain = TestChain::new(&binaries, "cache-shared");
     let cache = chain.dir.join("cache");
     chain.conductor_setting("cache_dir", &toml_string(&cache.display().to_string()));
     let mut chain = WasmChain::new(chain);

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use acp_conductor_tests::binaries;
-use acp_conductor_tests::chain::Chain;
 use acp_conductor_tests::editor::Editor;
+use acp_conductor_tests::test_chain::TestChain;
 use acp_conductor_tests::wasm::{self, PROBE, WasmChain, WasmTarget};
 use serde_json::{Value, json};
 
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 fn two_probes(label: &str, target: WasmTarget, sandbox: &[(&str, &str)]) -> (WasmChain, Editor) {
     let binaries = binaries!();
     let probe = wasm::artifact(&binaries, PROBE, target);
-    let mut chain = WasmChain::new(Chain::new(
+    let mut chain = WasmChain::new(TestChain::new(
         &binaries,
         &format!("{label}-{}", target.triple()),
     ));

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use acp_conductor_tests::binaries;
-use acp_conductor_tests::chain::{Chain, toml_string};
 use acp_conductor_tests::editor::Editor;
+use acp_conductor_tests::test_chain::{TestChain, toml_string};
 use acp_conductor_tests::wasm::{self, PROBE, SOCKET, WasmChain, WasmTarget};
 use serde_json::{Value, json};
 
@@ -18,7 +18,7 @@ fn probe_chain(
 ) -> WasmChain {
     let binaries = binaries!();
     let probe = wasm::artifact(&binaries, PROBE, target);
-    let mut chain = WasmChain::new(Chain::new(
+    let mut chain = WasmChain::new(TestChain::new(
         &binaries,
         &format!("{label}-{}", target.triple()),
     ));
@@ -251,7 +251,7 @@ fn a_wasip2_proxy_sees_exactly_the_granted_variables() {
 fn socket_attempt(target: WasmTarget, listener: &Path) -> Value {
     let binaries = binaries!();
     let socket = wasm::artifact(&binaries, SOCKET, target);
-    let mut chain = WasmChain::new(Chain::new(
+    let mut chain = WasmChain::new(TestChain::new(
         &binaries,
         &format!("sandbox-socket-{}", target.triple()),
     ));
@@ -315,7 +315,7 @@ fn a_wasip2_proxy_importing_sockets_is_refused_at_load_time() {
 fn check_describes_the_sandbox_and_refuses_nonsense() {
     let binaries = binaries!();
     let probe = wasm::artifact(&binaries, PROBE, WasmTarget::P2);
-    let mut chain = WasmChain::new(Chain::new(&binaries, "sandbox-check"));
+    let mut chain = WasmChain::new(TestChain::new(&binaries, "sandbox-check"));
     let granted = chain.chain.dir.join("granted");
     std::fs::create_dir_all(&granted).unwrap();
     chain

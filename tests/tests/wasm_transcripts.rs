@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use acp_conductor_tests::binaries;
-use acp_conductor_tests::chain::Chain;
 use acp_conductor_tests::editor::{Direction, Editor, Reply};
+use acp_conductor_tests::test_chain::TestChain;
 use acp_conductor_tests::wasm::{self, CONTEXT, GUARD, WasmChain, WasmTarget};
 use serde_json::{Value, json};
 
@@ -104,7 +104,7 @@ fn display(path: &Path) -> String {
 #[test]
 fn the_context_proxy_gives_the_same_transcript_native_and_as_wasip1_and_wasip2() {
     let binaries = binaries!();
-    let chain = WasmChain::new(Chain::with_demo_agent(&binaries, "transcript-context"));
+    let chain = WasmChain::new(TestChain::with_demo_agent(&binaries, "transcript-context"));
     let project = chain.chain.dir.join("project");
     std::fs::create_dir_all(project.join("docs")).unwrap();
     std::fs::write(
@@ -194,7 +194,7 @@ fn answer(request: &Value) -> Reply {
 #[test]
 fn the_tool_guard_gives_the_same_transcript_native_and_as_wasip1_and_wasip2() {
     let binaries = binaries!();
-    let mut chain = Chain::new(&binaries, "transcript-guard");
+    let mut chain = TestChain::new(&binaries, "transcript-guard");
     chain.agent_args(&["--updates", "2"]);
     let chain = WasmChain::new(chain);
     let dir = chain.chain.dir.join("guarded");

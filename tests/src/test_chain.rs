@@ -48,7 +48,7 @@ pub struct AgentEntry {
 }
 
 /// A test's chain configuration and the directory it lives in.
-pub struct Chain {
+pub struct TestChain {
     pub dir: PathBuf,
     pub binaries: Binaries,
     pub proxies: Vec<ProxyEntry>,
@@ -62,7 +62,7 @@ pub struct Chain {
 /// The name under which the test-agent's files are kept.
 pub const AGENT: &str = "agent";
 
-impl Chain {
+impl TestChain {
     /// A chain with the test-agent (recording, pid file) and no proxy yet, in a fresh
     /// directory named after `label`.
     pub fn new(binaries: &Binaries, label: &str) -> Self {
@@ -209,7 +209,7 @@ impl Chain {
         self.launch_with(&[])
     }
 
-    /// Like [`Chain::launch`] with more arguments after `run` (e.g. `--proxy`).
+    /// Like [`TestChain::launch`] with more arguments after `run` (e.g. `--proxy`).
     pub fn launch_with(&self, extra: &[&str]) -> Editor {
         let config = self.write_config();
         let mut args = vec![
@@ -313,7 +313,7 @@ impl Chain {
     }
 }
 
-impl Drop for Chain {
+impl Drop for TestChain {
     fn drop(&mut self) {
         if std::thread::panicking() {
             eprintln!("kept the failed test's files in {}", self.dir.display());
