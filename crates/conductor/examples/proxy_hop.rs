@@ -9,10 +9,14 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use acp_conductor::component::{Started, native, wasm};
-use acp_conductor::config::{CommandSpec, Sandbox, WasmSpec};
+use acp_conductor::config::{
+    CommandSpec, ConductorSettings, Config, ProxyLaunch, ProxyProtocol, ProxySpec, Sandbox,
+    WasmSpec,
+};
 use acp_conductor::event::Event;
 use acp_conductor::link::{LinkEvent, LinkLimits, Links};
+use acp_conductor::router::topology::{ChainMode, Topology};
+use acp_conductor::supervisor::Supervisor;
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
@@ -58,27 +62,43 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
         write_timeout: Duration::from_secs(30),
     };
     let links = Links::new(events.clone(), limits);
-    let started: Started = if path.extension().is_some_and(|e| e == "wasm") {
-        let cache = std::env::temp_dir().join("acp-proxy-hop-cache");
-        let spec = WasmSpec {
+    let launch = if path.extension().is_some_and(|e| e == "wasm") {
+        ProxyLaunch::Wasm(WasmSpec {
             name: "proxy".to_owned(),
             module: path,
             args: Vec::new(),
             env: Vec::new(),
             sandbox: Sandbox::default(),
-        };
-        let host = wasm::WasmHost::new(Some(cache));
-        wasm::spawn(&spec, &host, &links, &events).expect("start")
+        })
     } else {
-        let spec = CommandSpec {
+        ProxyLaunch::Native(CommandSpec {
             name: "proxy".to_owned(),
             program: path,
             args: Vec::new(),
             env: Vec::new(),
             cwd: None,
-        };
-        native::spawn(&spec, &links, &events).expect("start")
+        })
     };
+    // One proxy and no agent: the chain of a conductor nested in another.
+    let config = Config {
+        file: "proxy_hop.toml".into(),
+        conductor: ConductorSettings {
+            cache_dir: Some(std::env::temp_dir().join("acp-proxy-hop-cache")),
+            ..ConductorSettings::default()
+        },
+        agent: None,
+        proxies: vec![ProxySpec {
+            name: "proxy".to_owned(),
+            launch,
+            protocol: ProxyProtocol::Rfd,
+        }],
+    };
+    let topology = Topology {
+        proxies: 1,
+        mode: ChainMode::Proxy,
+    };
+    let mut supervisor = Supervisor::new(&config, topology, links, events);
+    let link = supervisor.start_chain().remove(0).link;
     let mut next_frame = async || match received.recv().await.expect("the proxy is running") {
         Event::Link {
             event: LinkEvent::Frames(mut frames),
@@ -90,7 +110,7 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
         other => panic!("unexpected {other:?}"),
     };
     let send = |text: String| {
-        started.link.outbox.send(Bytes::from(text));
+        link.outbox.send(Bytes::from(text));
     };
     // The proxy forwards `initialize` to its successor (us) and our answer back.
     send(
@@ -121,7 +141,8 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
             samples.push(start.elapsed());
         }
     }
-    drop(started);
+    drop(link);
+    supervisor.stop_all().await;
     samples.sort_unstable();
     (
         samples[samples.len() / 2],

@@ -10,7 +10,7 @@ use crate::link::Links;
 
 const PIPE_BYTES: usize = 256 * 1024;
 
-pub fn spawn(agent: BuiltinAgent, links: &Links, events: &mpsc::Sender<Event>) -> Started {
+pub(crate) fn spawn(agent: BuiltinAgent, links: &Links, events: &mpsc::Sender<Event>) -> Started {
     let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
     let (from_agent, to_agent) = tokio::io::split(ours);
     let (link, _done) = links.streams(from_agent, to_agent);

@@ -22,7 +22,7 @@ const OUTPUT_DRAIN: Duration = Duration::from_millis(500);
 /// Must be called from the thread that stays alive for the whole run (the runtime's main
 /// thread): the child is told to die with the thread that spawned it, so it cannot outlive
 /// a conductor that is killed.
-pub fn spawn(
+pub(crate) fn spawn(
     spec: &CommandSpec,
     links: &Links,
     events: &mpsc::Sender<Event>,

@@ -51,7 +51,7 @@ impl WasmHost {
 /// `events`. Loading (reading, compiling or fetching from the cache, instantiating) happens
 /// in the instance's task: a proxy that cannot be loaded reports it as how it ended, like a
 /// child that exits at once.
-pub fn spawn(
+pub(crate) fn spawn(
     spec: &WasmSpec,
     host: &WasmHost,
     links: &Links,
