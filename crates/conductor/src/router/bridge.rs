@@ -18,7 +18,7 @@ use super::pending::{Pending, Purpose};
 use super::topology::Position;
 use super::{Components, Router};
 use crate::link::{LinkId, Outbox};
-use crate::mcp::params::{self as envelope, Address, McpFields};
+use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
 use crate::mcp::shim;
 use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
 
@@ -156,7 +156,7 @@ impl<C: Components> Router<C> {
         shim.server = server_id.clone();
         shim.owner = server.owner;
         shim.phase = Phase::Connecting(Vec::new());
-        let params = envelope::single(server.field.connect_member(), &server_id);
+        let params = single(server.field.connect_member(), &server_id);
         self.send_to_owner(
             link,
             Some(("null", BridgeCall::Connect)),
@@ -175,7 +175,7 @@ impl<C: Components> Router<C> {
         let shim = &self.shims.by_link[&link];
         match &shim.phase {
             Phase::Connected(connection) => {
-                let p = envelope::message_params(
+                let p = message_params(
                     Address::Connection(connection),
                     method,
                     params.map(RawValue::get),
@@ -221,7 +221,7 @@ impl<C: Components> Router<C> {
         let shim = &self.shims.by_link[&link];
         match &shim.phase {
             Phase::Connected(connection) => {
-                let p = envelope::message_params(
+                let p = message_params(
                     Address::Connection(connection),
                     method,
                     params.map(RawValue::get),
@@ -342,9 +342,9 @@ impl<C: Components> Router<C> {
         if !self.shims.by_link.contains_key(&link) {
             // The shim left while connecting: close the connection it will never use.
             if let (BridgeCall::Connect, Outcome::Result(r)) = (&call, outcome)
-                && let Some(connection) = envelope::connection_id(r)
+                && let Some(connection) = connection_id(r)
             {
-                let params = envelope::single("connectionId", &connection);
+                let params = single("connectionId", &connection);
                 self.send_to(
                     owner,
                     link,
@@ -426,7 +426,7 @@ impl<C: Components> Router<C> {
     fn on_connected(&mut self, link: LinkId, owner: Position, outcome: Outcome<'_>) {
         let name = self.server_name(link);
         let next = match outcome {
-            Outcome::Result(r) => match envelope::connection_id(r) {
+            Outcome::Result(r) => match connection_id(r) {
                 Some(connection) => {
                     tracing::debug!(server = %name, %connection, shim = link.0, "MCP connection established");
                     self.shims
@@ -518,7 +518,7 @@ impl<C: Components> Router<C> {
     ) {
         let shim = &self.shims.by_link[&link];
         let inner = stateless::with_request_meta(params, &shim.hello);
-        let p = envelope::message_params(
+        let p = message_params(
             Address::Stateless {
                 server_id: &shim.server,
                 request_id,
@@ -663,7 +663,7 @@ impl<C: Components> Router<C> {
             self.shims
                 .by_connection
                 .remove(&(owner, connection.clone()));
-            let params = envelope::single("connectionId", &connection);
+            let params = single("connectionId", &connection);
             // The answer finds no shim and is dropped.
             self.send_to(
                 owner,
