@@ -9,7 +9,7 @@ use acp_wire::successor::Dialect;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
-use crate::component::{Lifecycle, Running, Wiring, builtin, native, wasm};
+use crate::component::{Lifecycle, Running, Wiring, native, wasm};
 use crate::config::{AgentSpec, Config, ProxyLaunch, ProxyProtocol};
 use crate::event::{Event, LinkId};
 use crate::router::topology::{ChainMode, Topology};
@@ -95,9 +95,9 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
                 spec.name.clone(),
                 native::spawn(spec, wiring(link, &spec.name)),
             ),
-            Some(AgentSpec::Builtin(b)) => (
-                "demo".to_string(),
-                Ok(builtin::spawn(b, wiring(link, "demo"))),
+            Some(AgentSpec::Builtin { command, .. }) => (
+                command.name.clone(),
+                native::spawn(command, wiring(link, &command.name)),
             ),
             None => (
                 "agent".to_string(),

@@ -1,7 +1,6 @@
 //! The components of a chain (proxies and the agent) and how each is started.
 //! Every kind ends up as the same thing for the router: a readable and a writable byte stream.
 
-pub mod builtin;
 pub mod native;
 pub mod stderr_tail;
 pub mod wasm;

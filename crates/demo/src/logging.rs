@@ -1,0 +1,28 @@
+//! Logs of the demo programs go to stderr, never stdout (stdout is the protocol, or the
+//! transcript). The filter comes from a flag, then the given variables, then a default.
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::EnvFilter;
+
+/// The filter to use: `flag` when given, else the first of `variables` that is set, else
+/// `default`.
+pub fn filter_spec(flag: Option<&str>, variables: &[&str], default: &str) -> String {
+    flag.map(str::to_owned)
+        .or_else(|| variables.iter().find_map(|name| std::env::var(name).ok()))
+        .unwrap_or_else(|| default.to_owned())
+}
+
+/// Sends `tracing` events matching `spec` to stderr; a spec that does not parse is reported
+/// (as `program: ...`) and replaced by `default`.
+pub fn init(program: &str, spec: &str, default: &str) {
+    let filter = EnvFilter::try_new(spec).unwrap_or_else(|e| {
+        eprintln!("{program}: ignoring log filter {spec:?}: {e}");
+        EnvFilter::new(default)
+    });
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(filter)
+        .try_init();
+}
