@@ -5,6 +5,16 @@ use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
 
+/// How log lines look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogStyle {
+    /// Time, level, target and message: a program run by hand.
+    Standalone,
+    /// Level and message only: a chain component, whose lines the conductor logs again
+    /// with its own time and the component's name.
+    Component,
+}
+
 /// The filter to use: `flag` when given, else the first of `variables` that is set, else
 /// `default`.
 pub fn filter_spec(flag: Option<&str>, variables: &[&str], default: &str) -> String {
@@ -15,14 +25,17 @@ pub fn filter_spec(flag: Option<&str>, variables: &[&str], default: &str) -> Str
 
 /// Sends `tracing` events matching `spec` to stderr; a spec that does not parse is reported
 /// (as `program: ...`) and replaced by `default`.
-pub fn init(program: &str, spec: &str, default: &str) {
+pub fn init(program: &str, spec: &str, default: &str, style: LogStyle) {
     let filter = EnvFilter::try_new(spec).unwrap_or_else(|e| {
         eprintln!("{program}: ignoring log filter {spec:?}: {e}");
         EnvFilter::new(default)
     });
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(filter)
-        .try_init();
+        .with_env_filter(filter);
+    let _ = match style {
+        LogStyle::Standalone => builder.try_init(),
+        LogStyle::Component => builder.without_time().with_target(false).try_init(),
+    };
 }

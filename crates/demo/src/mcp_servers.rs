@@ -334,7 +334,7 @@ impl McpConnection {
             tracing::info!(
                 server,
                 protocol = %info.protocol_version,
-                server_info = ?info.server_info,
+                server_info = %serde_json::to_value(&info.server_info).unwrap_or_default(),
                 "demo agent: MCP server ready"
             );
         }

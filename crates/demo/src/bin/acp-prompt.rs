@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use acp_demo::logging::LogStyle;
 use acp_demo::program_search::find_beside_or_on_path;
 use acp_demo::prompt::conductor::{ConductorCommand, Ending, prompt_through};
 use acp_demo::prompt::{PermissionPolicy, PromptOptions};
@@ -48,7 +49,7 @@ fn main() -> ExitCode {
     let name = program_name();
     let cli = Cli::parse();
     let log = acp_demo::logging::filter_spec(cli.log.as_deref(), &LOG_VARIABLES, "warn");
-    acp_demo::logging::init(&name, &log, "warn");
+    acp_demo::logging::init(&name, &log, "warn", LogStyle::Standalone);
     let cwd = match cli
         .cwd
         .map_or_else(std::env::current_dir, std::path::absolute)
