@@ -108,8 +108,8 @@ pub fn main() -> ExitCode {
             cwd,
             prompts,
         } => {
+            // No logging set up: acp-prompt does that, and reports a bad filter once.
             let log = crate::logging::filter_spec(cli.log.as_deref(), "warn");
-            crate::logging::init(Some(&log), "warn");
             // Checked here too, so that a bad file is reported the same with or without
             // `acp-prompt` installed.
             if let Err(errors) = config::load(&config) {

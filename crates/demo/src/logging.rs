@@ -24,12 +24,15 @@ pub fn filter_spec(flag: Option<&str>, variables: &[&str], default: &str) -> Str
 }
 
 /// Sends `tracing` events matching `spec` to stderr; a spec that does not parse is reported
-/// (as `program: ...`) and replaced by `default`.
-pub fn init(program: &str, spec: &str, default: &str, style: LogStyle) {
-    let filter = EnvFilter::try_new(spec).unwrap_or_else(|e| {
-        eprintln!("{program}: ignoring log filter {spec:?}: {e}");
-        EnvFilter::new(default)
-    });
+/// (as `program: ...`) and replaced by `default`. Returns the spec in use.
+pub fn init(program: &str, spec: &str, default: &str, style: LogStyle) -> String {
+    let (filter, in_use) = match EnvFilter::try_new(spec) {
+        Ok(filter) => (filter, spec),
+        Err(e) => {
+            eprintln!("{program}: ignoring log filter {spec:?}: {e}");
+            (EnvFilter::new(default), default)
+        }
+    };
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
@@ -38,4 +41,5 @@ pub fn init(program: &str, spec: &str, default: &str, style: LogStyle) {
         LogStyle::Standalone => builder.try_init(),
         LogStyle::Component => builder.without_time().with_target(false).try_init(),
     };
+    in_use.to_owned()
 }

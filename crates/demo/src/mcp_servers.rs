@@ -12,7 +12,6 @@
 //! our log, its exit status in errors, a kill after [`CLOSE_GRACE`]), every request has a
 //! deadline, and every failure is an [`McpError`] that names the server and the request.
 
-use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -259,6 +258,7 @@ impl ToolResult {
 }
 
 /// An initialized connection to one MCP server, through rmcp.
+#[derive(Debug)]
 pub struct McpConnection {
     server: String,
     service: RunningService<RoleClient, ClientConfig>,
@@ -266,15 +266,6 @@ pub struct McpConnection {
     /// Set once a request found the server gone: rmcp may take a moment to notice it too.
     gone: AtomicBool,
     child: Option<tokio::sync::Mutex<Child>>,
-}
-
-impl fmt::Debug for McpConnection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpConnection")
-            .field("server", &self.server)
-            .field("closed", &self.is_closed())
-            .finish_non_exhaustive()
-    }
 }
 
 /// What this client tells servers about itself in `initialize`.

@@ -13,7 +13,7 @@ const DEFAULT_LOG: &str = "info,rmcp=warn";
 
 fn main() -> ExitCode {
     let spec = logging::filter_spec(None, &LOG_VARIABLES, DEFAULT_LOG);
-    logging::init("acp-demo-agent", &spec, DEFAULT_LOG, LogStyle::Component);
+    let _in_use = logging::init("acp-demo-agent", &spec, DEFAULT_LOG, LogStyle::Component);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

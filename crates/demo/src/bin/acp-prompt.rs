@@ -49,7 +49,8 @@ fn main() -> ExitCode {
     let name = program_name();
     let cli = Cli::parse();
     let log = acp_demo::logging::filter_spec(cli.log.as_deref(), &LOG_VARIABLES, "warn");
-    acp_demo::logging::init(&name, &log, "warn", LogStyle::Standalone);
+    // The conductor gets the filter in use, so that a bad one is reported once.
+    let log = acp_demo::logging::init(&name, &log, "warn", LogStyle::Standalone);
     let cwd = match cli
         .cwd
         .map_or_else(std::env::current_dir, std::path::absolute)
