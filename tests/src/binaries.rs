@@ -1,5 +1,6 @@
 //! Where the programs under test are: the fixtures cargo built for this package and the
-//! `acp-conductor` binary in the same target directory. Knows paths, not behaviour.
+//! `acp-conductor` binary, with the programs it runs itself, in the same target directory.
+//! Knows paths, not behaviour.
 
 use std::path::{Path, PathBuf};
 
@@ -26,17 +27,21 @@ macro_rules! binaries {
 impl Binaries {
     /// The conductor is taken from `ACP_CONDUCTOR_BIN` when set, else from the target
     /// directory the fixtures were built into, which must hold a build at least as new as
-    /// the conductor's sources (`cargo test` does not rebuild another package's binary).
+    /// the conductor's sources (`cargo test` does not rebuild another package's binary), and
+    /// current builds of the programs the conductor runs itself ([`SHIPPED_PROGRAMS`]).
     pub fn locate(agent: &str, proxy: &str) -> Self {
         let agent = PathBuf::from(agent);
         let conductor = match std::env::var_os("ACP_CONDUCTOR_BIN") {
             Some(path) => PathBuf::from(path),
             None => {
-                let conductor = agent
+                let dir = agent
                     .parent()
-                    .expect("a fixture binary lives in a directory")
-                    .join("acp-conductor");
+                    .expect("a fixture binary lives in a directory");
+                let conductor = dir.join("acp-conductor");
                 assert_not_older_than_sources(&conductor);
+                for program in SHIPPED_PROGRAMS {
+                    assert_built_and_current(&dir.join(program.path), program);
+                }
                 conductor
             }
         };
@@ -64,6 +69,30 @@ pub struct WorkspaceProgram {
     pub sources: &'static [&'static str],
     pub build: &'static str,
 }
+
+/// The sources of the programs in `crates/demo`.
+const DEMO_SOURCES: [&str; 3] = [
+    "crates/demo/src",
+    "crates/demo/Cargo.toml",
+    "crates/acp-wire/src",
+];
+
+/// The demo agent, which the conductor runs (found next to itself) for `builtin = "demo"`.
+pub const DEMO_AGENT: WorkspaceProgram = WorkspaceProgram {
+    path: "acp-demo-agent",
+    sources: &DEMO_SOURCES,
+    build: "cargo build -p acp-demo",
+};
+
+/// The prompt client, which `acp-conductor prompt` hands over to (found next to itself).
+pub const PROMPT_CLIENT: WorkspaceProgram = WorkspaceProgram {
+    path: "acp-prompt",
+    sources: &DEMO_SOURCES,
+    build: "cargo build -p acp-demo",
+};
+
+/// The programs a conductor runs itself, which must be next to the conductor under test.
+pub const SHIPPED_PROGRAMS: [&WorkspaceProgram; 2] = [&DEMO_AGENT, &PROMPT_CLIENT];
 
 /// The sources every proxy built on the kit shares.
 const KIT_SOURCES: [&str; 3] = [
@@ -145,38 +174,44 @@ impl Binaries {
             .parent()
             .expect("a fixture binary lives in a directory")
             .join(program.path);
-        assert!(
-            is_file(&path),
-            "{} does not exist: build it with `{}`",
-            path.display(),
-            program.build
-        );
-        let built = path
-            .metadata()
-            .and_then(|m| m.modified())
-            .unwrap_or_else(|e| panic!("no modification time for {}: {e}", path.display()));
-        let root = workspace_root();
-        for source in program.sources {
-            let source = root.join(source);
-            let newer = if source.is_dir() {
-                newer_file(&source, built)
-            } else {
-                source
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|modified| modified > built)
-                    .then_some(source)
-            };
-            if let Some(newer) = newer {
-                panic!(
-                    "{} is older than {}: rebuild it with `{}`",
-                    path.display(),
-                    newer.display(),
-                    program.build
-                );
-            }
-        }
+        assert_built_and_current(&path, program);
         path
+    }
+}
+
+/// Panics, naming the command that builds it, when `path` (where `program` is built) is
+/// missing or older than one of its sources.
+fn assert_built_and_current(path: &Path, program: &WorkspaceProgram) {
+    assert!(
+        is_file(path),
+        "{} does not exist: build it with `{}`",
+        path.display(),
+        program.build
+    );
+    let built = path
+        .metadata()
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|e| panic!("no modification time for {}: {e}", path.display()));
+    let root = workspace_root();
+    for source in program.sources {
+        let source = root.join(source);
+        let newer = if source.is_dir() {
+            newer_file(&source, built)
+        } else {
+            source
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|modified| modified > built)
+                .then_some(source)
+        };
+        if let Some(newer) = newer {
+            panic!(
+                "{} is older than {}: rebuild it with `{}`",
+                path.display(),
+                newer.display(),
+                program.build
+            );
+        }
     }
 }
 

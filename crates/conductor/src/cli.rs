@@ -1,16 +1,16 @@
 //! The `acp-conductor` command line: `run` (the editor-facing agent), `check`, `prompt`.
-//! Parses arguments and picks a runtime; the work is done by `chain`, `config` and `prompt_client`.
+//! Parses arguments and picks a runtime; the work is done by `run`, `config` and `acp-prompt`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::config::{self, Config, Mode};
-use crate::prompt_client::{self, PermissionPolicy, PromptOptions};
+use crate::config::{self, Mode};
+use crate::prompt_command::{self, PromptRequest};
 use crate::router::Finish;
 use crate::router::topology::ChainMode;
-use crate::run::{self, EditorSide};
+use crate::run;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -99,7 +99,7 @@ pub fn main() -> ExitCode {
                 Mode::Proxy => ChainMode::Proxy,
                 Mode::Agent => ChainMode::Agent,
             };
-            let finish = runtime().block_on(run::run(&config, mode, EditorSide::Stdio));
+            let finish = runtime().block_on(run::run(&config, mode));
             exit_code(finish)
         }
         Command::Prompt {
@@ -108,36 +108,24 @@ pub fn main() -> ExitCode {
             cwd,
             prompts,
         } => {
-            crate::logging::init(cli.log.as_deref(), "warn");
-            let Some(config) = load(&config) else {
+            // No logging set up: acp-prompt does that, and reports a bad filter once.
+            let log = crate::logging::filter_spec(cli.log.as_deref(), "warn");
+            // Checked here too, so that a bad file is reported the same with or without
+            // `acp-prompt` installed.
+            if let Err(errors) = config::load(&config) {
+                eprintln!("{errors}");
                 return ExitCode::from(EX_CONFIG);
-            };
-            let cwd = match cwd.map_or_else(std::env::current_dir, std::path::absolute) {
-                Ok(cwd) => cwd,
-                Err(e) => {
-                    eprintln!("acp-conductor: cannot determine the working directory: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let options = PromptOptions {
-                prompts,
-                cwd,
+            }
+            prompt_command::exec(&PromptRequest {
+                config: &config,
+                log: &log,
                 permissions: match permissions {
-                    Permissions::Allow => PermissionPolicy::Allow,
-                    Permissions::Deny => PermissionPolicy::Deny,
+                    Permissions::Allow => "allow",
+                    Permissions::Deny => "deny",
                 },
-            };
-            runtime().block_on(prompt(config, options))
-        }
-    }
-}
-
-fn load(path: &std::path::Path) -> Option<Config> {
-    match config::load(path) {
-        Ok(c) => Some(c),
-        Err(errors) => {
-            eprintln!("{errors}");
-            None
+                cwd: cwd.as_deref(),
+                prompts: &prompts,
+            })
         }
     }
 }
@@ -155,48 +143,4 @@ fn exit_code(finish: Finish) -> ExitCode {
         Finish::Stopped => ExitCode::SUCCESS,
         Finish::Failed => ExitCode::FAILURE,
     }
-}
-
-/// The chain runs here, on the main thread; the editor side runs as a task over an
-/// in-memory pipe.
-async fn prompt(config: Config, options: PromptOptions) -> ExitCode {
-    let (editor_end, client_end) = tokio::io::duplex(256 * 1024);
-    let (input, output) = tokio::io::split(editor_end);
-    let client = tokio::spawn(async move {
-        let (from_agent, to_agent) = tokio::io::split(client_end);
-        let mut stdout = std::io::stdout();
-        prompt_client::run(from_agent, to_agent, &options, &mut stdout).await
-    });
-    let editor = EditorSide::Streams {
-        input: Box::new(input),
-        output: Box::new(output),
-    };
-    let finish = run::run(&config, ChainMode::Agent, editor).await;
-    let outcome = match client.await {
-        Ok(outcome) => outcome,
-        Err(e) => Err(anyhow::anyhow!("prompt client panicked: {e}")),
-    };
-    match outcome {
-        Ok(stop_reason) => stop_reason_exit_code(&stop_reason),
-        Err(e) => {
-            eprintln!("acp-conductor: {e:#}");
-            if finish == Finish::Failed {
-                eprintln!("acp-conductor: the chain failed; run with --log debug for details");
-            }
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// `prompt` exits with the turn's stop reason: 0 for a finished turn, distinct codes for
-/// the others so scripts can tell them apart.
-fn stop_reason_exit_code(stop_reason: &str) -> ExitCode {
-    ExitCode::from(match stop_reason {
-        "end_turn" => 0,
-        "max_tokens" => 2,
-        "max_turn_requests" => 3,
-        "refusal" => 4,
-        "cancelled" => 5,
-        _ => 6,
-    })
 }

@@ -5,13 +5,11 @@
 pub mod cli;
 pub mod component;
 pub mod config;
-pub mod demo_agent;
-pub mod demo_mcp_client;
 pub mod event;
 pub mod link;
 pub mod logging;
 pub mod mcp;
-pub mod prompt_client;
+pub mod prompt_command;
 pub mod router;
 pub mod run;
 pub mod supervisor;

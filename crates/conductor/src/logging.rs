@@ -6,11 +6,7 @@ use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 pub fn init(flag: Option<&str>, default: &str) {
-    let spec = flag
-        .map(str::to_string)
-        .or_else(|| std::env::var("ACP_CONDUCTOR_LOG").ok())
-        .or_else(|| std::env::var("RUST_LOG").ok())
-        .unwrap_or_else(|| default.to_string());
+    let spec = filter_spec(flag, default);
     let filter = EnvFilter::try_new(&spec).unwrap_or_else(|e| {
         eprintln!("acp-conductor: ignoring log filter {spec:?}: {e}");
         EnvFilter::new(default)
@@ -20,4 +16,12 @@ pub fn init(flag: Option<&str>, default: &str) {
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(filter)
         .try_init();
+}
+
+/// The filter a command uses: `--log`, then `ACP_CONDUCTOR_LOG`, then `RUST_LOG`, then `default`.
+pub fn filter_spec(flag: Option<&str>, default: &str) -> String {
+    flag.map(str::to_string)
+        .or_else(|| std::env::var("ACP_CONDUCTOR_LOG").ok())
+        .or_else(|| std::env::var("RUST_LOG").ok())
+        .unwrap_or_else(|| default.to_string())
 }

@@ -5,7 +5,6 @@ use std::os::fd::AsFd;
 use std::time::Duration;
 
 use acp_wire::successor::Dialect;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 use crate::config::Config;
@@ -21,23 +20,12 @@ const EDITOR_FLUSH_WAIT: Duration = Duration::from_secs(5);
 /// then the last lines to them (over a local socket) get to be written.
 const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
 
-/// Where the editor (or parent conductor) is.
-pub enum EditorSide {
-    /// The conductor's own stdin/stdout.
-    Stdio,
-    /// In-process streams (the `prompt` command, tests).
-    Streams {
-        input: Box<dyn AsyncRead + Send + Unpin>,
-        output: Box<dyn AsyncWrite + Send + Unpin>,
-    },
-}
-
 /// Runs the chain described by `config` until the editor leaves, a signal arrives or a
 /// component fails; returns how it ended once every component has stopped.
 ///
 /// Must run on the runtime's main thread (inside `block_on`): children are started from
 /// it, see [`crate::component::native::spawn`].
-pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish {
+pub async fn run(config: &Config, mode: ChainMode) -> Finish {
     let settings = &config.conductor;
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let limits = LinkLimits {
@@ -54,7 +42,7 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
     // Components first, so that one failing to start is reported before anything the
     // editor sends.
     let components = supervisor.start_chain();
-    let (editor_link, editor_done) = connect_editor(&links, editor);
+    let (editor_link, editor_done) = connect_editor(&links);
     let name = match mode {
         ChainMode::Agent => "editor",
         ChainMode::Proxy => "parent conductor",
@@ -94,18 +82,14 @@ pub async fn run(config: &Config, mode: ChainMode, editor: EditorSide) -> Finish
     finish
 }
 
-fn connect_editor(links: &Links, editor: EditorSide) -> (Link, LinkDone) {
-    match editor {
-        EditorSide::Stdio => {
-            let dup = |fd: std::os::fd::BorrowedFd<'_>| {
-                std::fs::File::from(fd.try_clone_to_owned().expect("duplicate a stdio fd"))
-            };
-            let input = dup(std::io::stdin().as_fd());
-            let output = dup(std::io::stdout().as_fd());
-            links.blocking(input, output)
-        }
-        EditorSide::Streams { input, output } => links.streams(input, output),
-    }
+/// The editor (or parent conductor) is at the other end of our own stdin and stdout.
+fn connect_editor(links: &Links) -> (Link, LinkDone) {
+    let dup = |fd: std::os::fd::BorrowedFd<'_>| {
+        std::fs::File::from(fd.try_clone_to_owned().expect("duplicate a stdio fd"))
+    };
+    let input = dup(std::io::stdin().as_fd());
+    let output = dup(std::io::stdout().as_fd());
+    links.blocking(input, output)
 }
 
 async fn forward_signals(events: mpsc::Sender<Event>) {

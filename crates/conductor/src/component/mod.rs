@@ -3,7 +3,6 @@
 //!
 //! Only the supervisor calls these; it decides when a component starts, stops or starts again.
 
-pub mod builtin;
 pub mod native;
 pub mod stderr_tail;
 pub mod wasm;

@@ -74,7 +74,10 @@ fn summary(config: &Config) -> String {
         .collect();
     hops.push(match &config.agent {
         Some(AgentSpec::Command(launch)) => format!("agent {}", launched(launch, "")),
-        Some(AgentSpec::Builtin(BuiltinAgent::Demo)) => "the built-in demo agent".to_owned(),
+        Some(AgentSpec::Builtin {
+            agent: BuiltinAgent::Demo,
+            command,
+        }) => format!("the built-in demo agent ({})", command.program.display()),
         None => "the parent conductor's successor".to_owned(),
     });
     let settings = &config.conductor;
@@ -191,6 +194,7 @@ mod tests {
     #[test]
     fn proxy_mode_and_builtin_agent_are_named_in_the_summary() {
         let temp = TempDir::new("check-proxy-mode");
+        let demo = temp.demo_agent("bin");
         let file = temp.write(
             "conductor.toml",
             "[conductor]\nmode = \"proxy\"\n[agent]\nbuiltin = \"demo\"\n",
@@ -198,10 +202,29 @@ mod tests {
         let (code, out, _) = run(&temp, &file);
         assert_eq!(code, 0);
         assert!(
-            out.contains(
-                "From a parent conductor (proxy mode), messages go to the built-in demo agent."
-            ),
+            out.contains(&format!(
+                "From a parent conductor (proxy mode), messages go to the built-in demo agent ({}).",
+                demo.display()
+            )),
             "{out}"
+        );
+    }
+
+    #[test]
+    fn a_missing_demo_agent_program_is_reported_at_the_builtin_value() {
+        let temp = TempDir::new("check-no-demo");
+        temp.dir("bin");
+        let file = temp.write("conductor.toml", "[agent]\nbuiltin = \"demo\"\n");
+        let (code, out, err) = run(&temp, &file);
+        assert_eq!((code, out.as_str()), (78, ""));
+        assert_eq!(
+            err,
+            format!(
+                "{}:2:11: command `acp-demo-agent` not found on PATH: `builtin = \"demo\"` runs it \
+                 as the agent (build it with `cargo build -p acp-demo`, or install it next to \
+                 acp-conductor)\n",
+                file.display()
+            )
         );
     }
 

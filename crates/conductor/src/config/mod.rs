@@ -93,13 +93,41 @@ pub enum Mode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentSpec {
     Command(CommandSpec),
-    Builtin(BuiltinAgent),
+    /// `builtin = "..."`: a program shipped with the conductor, started like a `command` one.
+    Builtin {
+        agent: BuiltinAgent,
+        /// The agent's program, found next to the conductor or on `PATH`, without arguments.
+        command: CommandSpec,
+    },
 }
 
-/// Agents that run inside the conductor, selected with `builtin = "..."`.
+/// Agents shipped with the conductor, selected with `builtin = "..."`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BuiltinAgent {
     Demo,
+}
+
+impl BuiltinAgent {
+    /// The component's name in logs and errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            BuiltinAgent::Demo => "demo",
+        }
+    }
+
+    /// The program that is this agent, installed next to `acp-conductor`.
+    pub fn program(self) -> &'static str {
+        match self {
+            BuiltinAgent::Demo => "acp-demo-agent",
+        }
+    }
+
+    /// The workspace package that builds [`program`](Self::program).
+    pub fn package(self) -> &'static str {
+        match self {
+            BuiltinAgent::Demo => "acp-demo",
+        }
+    }
 }
 
 /// A child process to launch: everything needed to spawn it, already resolved.
@@ -300,6 +328,18 @@ fn parse_in_mode(
         &mut diagnostics,
     )
     .ok_or_else(|| diagnostics.into_errors())
+}
+
+/// The absolute path of `name`, a program shipped with the conductor, looked up as bare
+/// command names are: next to the running executable, then on `PATH`.
+pub fn find_shipped_program(name: &str) -> Result<PathBuf, String> {
+    let exe_dir = conductor_exe_dir();
+    let search = resolve::ProgramSearch {
+        exe_dir: exe_dir.as_deref(),
+        path_var: std::env::var("PATH").ok(),
+    };
+    // A bare name is never resolved against a directory, so any will do.
+    resolve::resolve_program(name, Path::new("/"), &search)
 }
 
 /// The directory of the running executable, where bundled proxies are installed.

@@ -222,8 +222,10 @@ impl Validator<'_, '_, '_> {
                     );
                 }
             }
-            let builtin = self.choice("builtin", builtin, BUILTINS, scope);
-            return (builtin.map(AgentSpec::Builtin), None);
+            let spec = self
+                .choice("builtin", builtin, BUILTINS, scope)
+                .and_then(|agent| self.builtin_agent(agent, builtin.span()));
+            return (spec, None);
         }
         let name = match table.get("name") {
             Some(value) => self.name(value, scope).map(|name| AgentName {
@@ -434,13 +436,55 @@ impl Validator<'_, '_, '_> {
             // dropped once validated.
             return Some(PathBuf::from(command));
         }
-        let search = ProgramSearch {
+        resolve_program(
+            command,
+            self.surroundings.config_dir,
+            &self.program_search(),
+        )
+        .map_err(|message| self.error(span, message))
+        .ok()
+    }
+
+    /// An agent shipped with the conductor: its program is looked up as a bare `command`
+    /// name is, and a missing one is reported at the `builtin` value.
+    fn builtin_agent(&mut self, agent: BuiltinAgent, span: Range<usize>) -> Option<AgentSpec> {
+        let program = agent.program();
+        let found = resolve_program(
+            program,
+            self.surroundings.config_dir,
+            &self.program_search(),
+        );
+        let program = found
+            .map_err(|message| {
+                self.error(
+                    span,
+                    format!(
+                        "{message}: `builtin = \"{}\"` runs it as the agent (build it with \
+                         `cargo build -p {}`, or install it next to acp-conductor)",
+                        agent.name(),
+                        agent.package()
+                    ),
+                )
+            })
+            .ok()?;
+        Some(AgentSpec::Builtin {
+            agent,
+            command: CommandSpec {
+                name: agent.name().to_owned(),
+                program,
+                args: Vec::new(),
+                env: Vec::new(),
+                cwd: None,
+            },
+        })
+    }
+
+    /// Where bare program names are looked for.
+    fn program_search(&self) -> ProgramSearch<'_> {
+        ProgramSearch {
             exe_dir: self.surroundings.exe_dir,
             path_var: (self.surroundings.vars)("PATH"),
-        };
-        resolve_program(command, self.surroundings.config_dir, &search)
-            .map_err(|message| self.error(span, message))
-            .ok()
+        }
     }
 
     fn working_dir(&mut self, dir: &str, span: Range<usize>, scope: Scope) -> Option<PathBuf> {

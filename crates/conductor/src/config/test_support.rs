@@ -33,6 +33,12 @@ impl TempDir {
         path
     }
 
+    /// A stand-in for the demo agent's program (`acp-demo-agent`) in directory `dir`, which
+    /// `builtin = "demo"` needs next to the conductor or on `PATH`.
+    pub(crate) fn demo_agent(&self, dir: &str) -> PathBuf {
+        self.file(&format!("{dir}/acp-demo-agent"), 0o755)
+    }
+
     pub(crate) fn dir(&self, relative: &str) -> PathBuf {
         let path = self.0.join(relative);
         std::fs::create_dir_all(&path).unwrap();

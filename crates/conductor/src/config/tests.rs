@@ -19,6 +19,7 @@ impl Machine {
         let temp = TempDir::new(label);
         temp.dir("conf");
         temp.file("exe/context-proxy", 0o755);
+        temp.demo_agent("exe");
         temp.file("bin/npx", 0o755);
         temp.file("bin/guard", 0o755);
         let mut vars = HashMap::new();
@@ -100,10 +101,38 @@ fn builtin_demo_agent_alone_is_a_complete_config() {
         Config {
             file: machine.config_file(),
             conductor: ConductorSettings::default(),
-            agent: Some(AgentSpec::Builtin(BuiltinAgent::Demo)),
+            agent: Some(AgentSpec::Builtin {
+                agent: BuiltinAgent::Demo,
+                command: CommandSpec {
+                    name: "demo".to_owned(),
+                    program: machine.path("exe/acp-demo-agent"),
+                    args: Vec::new(),
+                    env: Vec::new(),
+                    cwd: None,
+                },
+            }),
             proxies: Vec::new(),
         }
     );
+}
+
+#[test]
+fn builtin_demo_agent_is_found_like_a_bare_command_name() {
+    let machine = Machine::new("demo-on-path");
+    std::fs::remove_file(machine.path("exe/acp-demo-agent")).unwrap();
+    assert_eq!(
+        machine.errors(DEMO_AGENT),
+        [
+            "2:11: command `acp-demo-agent` not found next to acp-conductor or on PATH: \
+             `builtin = \"demo\"` runs it as the agent (build it with `cargo build -p acp-demo`, \
+             or install it next to acp-conductor)"
+        ]
+    );
+    let on_path = machine.temp.demo_agent("bin");
+    let Some(AgentSpec::Builtin { command, .. }) = machine.valid(DEMO_AGENT).agent else {
+        panic!("expected the built-in agent");
+    };
+    assert_eq!(command.program, on_path);
 }
 
 #[test]
@@ -770,8 +799,16 @@ fn errors_display_with_the_file_as_given() {
 
 #[test]
 fn relative_file_names_become_absolute_in_the_config() {
+    let machine = Machine::new("relative-file");
     let lookup = |_: &str| None;
-    let config = parse_str(DEMO_AGENT, Path::new("conductor.toml"), &lookup, None).unwrap();
+    let exe_dir = machine.exe_dir();
+    let config = parse_str(
+        DEMO_AGENT,
+        Path::new("conductor.toml"),
+        &lookup,
+        Some(&exe_dir),
+    )
+    .unwrap();
     assert!(config.file.is_absolute());
     assert!(config.file.ends_with("conductor.toml"));
 }

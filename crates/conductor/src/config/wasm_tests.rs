@@ -17,6 +17,7 @@ fn machine(label: &str) -> TempDir {
     temp.write("conf/p2.wasm", COMPONENT);
     temp.write("conf/text.wasm", "not wasm");
     temp.dir("conf/ctx");
+    temp.demo_agent("exe");
     temp
 }
 
@@ -30,7 +31,7 @@ fn parse(temp: &TempDir, text: &str, vars: &[(&str, &str)]) -> Result<Config, Co
         &format!("[agent]\nbuiltin = \"demo\"\n{text}"),
         &temp.path().join("conf/conductor.toml"),
         &lookup,
-        None,
+        Some(&temp.path().join("exe")),
     )
 }
 
@@ -271,7 +272,7 @@ fn the_cache_directory_defaults_to_the_xdg_cache() {
         "[conductor]\ncache_dir = \"cache\"\n[agent]\nbuiltin = \"demo\"\n",
         &temp.path().join("conf/conductor.toml"),
         &|_| Some("/home/me".to_owned()),
-        None,
+        Some(&temp.path().join("exe")),
     )
     .unwrap();
     assert_eq!(explicit.conductor.cache_dir, Some(conf(&temp, "cache")));
@@ -279,7 +280,7 @@ fn the_cache_directory_defaults_to_the_xdg_cache() {
         "[conductor]\ncache_dir = \"p1.wasm\"\n[agent]\nbuiltin = \"demo\"\n",
         &temp.path().join("conf/conductor.toml"),
         &|_| None,
-        None,
+        Some(&temp.path().join("exe")),
     )
     .unwrap_err();
     assert_eq!(

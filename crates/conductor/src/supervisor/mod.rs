@@ -34,8 +34,6 @@ const EXIT_WAIT: Duration = Duration::from_secs(1);
 enum Launch {
     Native(CommandSpec),
     Wasm(WasmSpec),
-    /// The built-in demo agent, run inside the conductor.
-    Builtin(crate::config::BuiltinAgent),
     /// Nothing can be started: the reason is its failure.
     Missing(String),
 }
@@ -94,7 +92,9 @@ impl Supervisor {
         if topology.agent_position().is_some() {
             let (name, launch) = match &config.agent {
                 Some(AgentSpec::Command(spec)) => (spec.name.clone(), Launch::Native(spec.clone())),
-                Some(AgentSpec::Builtin(agent)) => ("demo".to_string(), Launch::Builtin(*agent)),
+                Some(AgentSpec::Builtin { command, .. }) => {
+                    (command.name.clone(), Launch::Native(command.clone()))
+                }
                 None => (
                     "agent".to_string(),
                     Launch::Missing("is not configured: add an [agent] table".to_string()),
@@ -149,11 +149,6 @@ impl Supervisor {
         let started = match &launch {
             Launch::Native(spec) => native::spawn(spec, &self.links, &self.events),
             Launch::Wasm(spec) => wasm::spawn(spec, &self.wasm, &self.links, &self.events),
-            Launch::Builtin(agent) => Ok(crate::component::builtin::spawn(
-                *agent,
-                &self.links,
-                &self.events,
-            )),
             Launch::Missing(reason) => Err(reason.clone()),
         };
         match started {

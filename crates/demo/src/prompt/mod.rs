@@ -1,8 +1,12 @@
-//! The editor side of one ACP connection, for humans (`acp-conductor prompt`): sends one prompt
-//! and writes a readable transcript. Must not know what answers it (an agent, a chain, the demo).
+//! The editor side of one ACP connection, for humans (`acp-prompt`, `acp-conductor prompt`): sends
+//! prompts and writes a readable transcript. Must not know what answers it (an agent, a chain, the demo).
 //!
 //! The client is strictly sequential: it sends one request, then handles whatever the agent
 //! sends (updates, permission and file requests) until that request's answer arrives.
+//! [`conductor`] runs it against a conductor started as a child process.
+
+pub mod conductor;
+mod transcript;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -10,12 +14,13 @@ use std::path::{Path, PathBuf};
 use acp_wire::encode::{self, Call};
 use acp_wire::error_code;
 use acp_wire::frame::DEFAULT_MAX_LINE;
-use acp_wire::id::own_id;
-use acp_wire::{Envelope, FrameError, LineDecoder, Outcome, RawValue};
+use acp_wire::{Envelope, FrameError, LineDecoder, Outcome, OutgoingRequests, RawValue};
 use anyhow::Context as _;
 use bytes::{Bytes, BytesMut};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use transcript::Transcript;
 
 /// The only ACP major version this client speaks.
 const PROTOCOL_VERSION: u64 = 1;
@@ -87,7 +92,7 @@ where
     let mut editor = Editor {
         from_agent: FrameReader::new(from_agent),
         to_agent,
-        next_id: 0,
+        requests: OutgoingRequests::new(),
         permissions: opts.permissions,
         transcript: Transcript::new(out),
     };
@@ -180,7 +185,8 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 struct Editor<'o, R, W, O> {
     from_agent: FrameReader<R>,
     to_agent: W,
-    next_id: u64,
+    /// The request sent and not yet answered (one at a time), with its method.
+    requests: OutgoingRequests<String>,
     permissions: PermissionPolicy,
     transcript: Transcript<'o, O>,
 }
@@ -199,8 +205,7 @@ where
 {
     /// Sends a request and serves the agent until its answer arrives.
     async fn call(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.requests.register(method.to_owned());
         let params = raw(&params);
         let mut line = Vec::new();
         let call = Call::Plain {
@@ -232,7 +237,7 @@ where
                     id: answered,
                     outcome,
                 }) => {
-                    if own_id(answered) != Some(id) {
+                    if self.requests.complete_raw(answered).is_none() {
                         tracing::warn!("ignoring an answer to unknown request {}", answered.get());
                         continue;
                     }
@@ -425,153 +430,10 @@ fn select_lines(content: &str, line: Option<u64>, limit: Option<u64>) -> String 
         .collect()
 }
 
-/// Which streamed text the transcript is in the middle of.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Stream {
-    None,
-    Message,
-    Thought,
-}
-
-/// The human-readable transcript: message text as it streams, one line per other event.
-struct Transcript<'o, O> {
-    out: &'o mut O,
-    at_line_start: bool,
-    stream: Stream,
-}
-
-impl<'o, O: Write> Transcript<'o, O> {
-    fn new(out: &'o mut O) -> Self {
-        Transcript {
-            out,
-            at_line_start: true,
-            stream: Stream::None,
-        }
-    }
-
-    fn write(&mut self, text: &str) -> io::Result<()> {
-        if text.is_empty() {
-            return Ok(());
-        }
-        self.out.write_all(text.as_bytes())?;
-        self.at_line_start = text.ends_with('\n');
-        // Flushed per piece so a human sees text as it streams.
-        self.out.flush()
-    }
-
-    fn start_line(&mut self) -> io::Result<()> {
-        if self.at_line_start {
-            Ok(())
-        } else {
-            self.write("\n")
-        }
-    }
-
-    /// A whole line of its own, after whatever streamed before.
-    fn line(&mut self, text: &str) -> io::Result<()> {
-        self.start_line()?;
-        self.stream = Stream::None;
-        self.write(&format!("{text}\n"))
-    }
-
-    fn stream_text(&mut self, stream: Stream, text: &str) -> io::Result<()> {
-        if self.stream != stream {
-            self.start_line()?;
-            if stream == Stream::Thought {
-                self.write("(thinking) ")?;
-            }
-            self.stream = stream;
-        }
-        self.write(text)
-    }
-
-    fn update(&mut self, update: &Value) -> io::Result<()> {
-        let kind = update["sessionUpdate"].as_str().unwrap_or("(unnamed)");
-        match kind {
-            "agent_message_chunk" | "agent_thought_chunk" => {
-                let stream = if kind == "agent_message_chunk" {
-                    Stream::Message
-                } else {
-                    Stream::Thought
-                };
-                let content = &update["content"];
-                match content["text"].as_str() {
-                    Some(text) if content["type"] == "text" => self.stream_text(stream, text),
-                    _ => self.line(&format!("[{} content]", text_or(&content["type"], "?"))),
-                }
-            }
-            "user_message_chunk" => {
-                let content = &update["content"];
-                match content["text"].as_str() {
-                    Some(text) => self.line(&format!("[user] {text}")),
-                    None => self.line(&format!(
-                        "[user] [{} content]",
-                        text_or(&content["type"], "?")
-                    )),
-                }
-            }
-            "tool_call" => self.line(&format!(
-                "[tool] {} ({}) {}",
-                text_or(&update["title"], "untitled"),
-                text_or(&update["kind"], "other"),
-                text_or(&update["status"], "pending"),
-            )),
-            "tool_call_update" => {
-                let id = text_or(&update["toolCallId"], "?");
-                match update["status"].as_str() {
-                    Some(status) => self.line(&format!("[tool] {id} -> {status}")),
-                    None => self.line(&format!("[tool] {id} updated")),
-                }
-            }
-            "plan" => {
-                let entries = update["entries"]
-                    .as_array()
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
-                if entries.is_empty() {
-                    return self.line("[plan] (empty)");
-                }
-                for entry in entries {
-                    let mark = match entry["status"].as_str() {
-                        Some("completed") => "[x]",
-                        Some("in_progress") => "[~]",
-                        _ => "[ ]",
-                    };
-                    self.line(&format!(
-                        "[plan] - {mark} {} ({})",
-                        text_or(&entry["content"], ""),
-                        text_or(&entry["priority"], "?"),
-                    ))?;
-                }
-                Ok(())
-            }
-            "available_commands_update" => {
-                let names: Vec<String> = update["availableCommands"]
-                    .as_array()
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|c| format!("/{}", text_or(&c["name"], "?")))
-                    .collect();
-                self.line(&format!("[commands] {}", names.join(", ")))
-            }
-            "current_mode_update" => self.line(&format!(
-                "[mode] {}",
-                text_or(&update["currentModeId"], "?")
-            )),
-            other => self.line(&format!("[update] {other}")),
-        }
-    }
-}
-
-fn text_or<'v>(value: &'v Value, fallback: &'v str) -> &'v str {
-    value.as_str().unwrap_or(fallback)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::demo_agent;
+    use crate::agent;
     use tokio::io::{AsyncBufReadExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
 
     /// Runs the client against the demo agent; returns the stop reason and the transcript.
@@ -582,7 +444,7 @@ mod tests {
     ) -> (String, String) {
         let (client, agent) = tokio::io::duplex(64 * 1024);
         let (agent_in, agent_out) = tokio::io::split(agent);
-        let agent = tokio::spawn(demo_agent::serve(agent_in, agent_out));
+        let agent = tokio::spawn(agent::serve(agent_in, agent_out));
         let (from_agent, to_agent) = tokio::io::split(client);
         let opts = PromptOptions {
             prompts: vec![text.to_owned()],
@@ -739,13 +601,13 @@ mod tests {
         /// Answers initialize and session/new as a well-behaved agent does.
         async fn set_up_session(&mut self) {
             self.expect_method("initialize").await;
-            self.send(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#)
+            self.send(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#)
                 .await;
-            self.expect(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#)
+            self.expect(r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#)
                 .await;
-            self.send(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#)
+            self.send(r#"{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s"}}"#)
                 .await;
-            self.expect(r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}"#)
+            self.expect(r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}"#)
                 .await;
         }
     }
@@ -782,12 +644,12 @@ mod tests {
         let (result, _) = with_scripted_agent(PermissionPolicy::Allow, |mut agent| async move {
             agent
                 .expect(&format!(
-                    r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":1,"clientCapabilities":{{"fs":{{"readTextFile":true,"writeTextFile":false}},"terminal":false}},"clientInfo":{{"name":"acp-conductor prompt","version":"{}"}}}}}}"#,
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1,"clientCapabilities":{{"fs":{{"readTextFile":true,"writeTextFile":false}},"terminal":false}},"clientInfo":{{"name":"acp-conductor prompt","version":"{}"}}}}}}"#,
                     env!("CARGO_PKG_VERSION")
                 ))
                 .await;
             agent
-                .send(r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32001,"message":"agent failed to start","data":{"stderr":"boom"}}}"#)
+                .send(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"agent failed to start","data":{"stderr":"boom"}}}"#)
                 .await;
         })
         .await;
@@ -828,7 +690,7 @@ mod tests {
                 .expect(r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"method not found: fs/write_text_file"}}"#)
                 .await;
             agent
-                .send(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"refusal"}}"#)
+                .send(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"refusal"}}"#)
                 .await;
         })
         .await;
@@ -858,7 +720,7 @@ mod tests {
                 .expect(r#"{"jsonrpc":"2.0","id":5,"result":{"outcome":{"outcome":"selected","optionId":"never"}}}"#)
                 .await;
             agent
-                .send(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#)
+                .send(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#)
                 .await;
         })
         .await;
@@ -892,7 +754,7 @@ mod tests {
                     .await;
             }
             agent
-                .send(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"max_tokens"}}"#)
+                .send(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"max_tokens"}}"#)
                 .await;
         })
         .await;
