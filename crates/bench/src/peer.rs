@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use acp_wire::{Envelope, Outcome};
+use acp_wire::{Envelope, Outcome, OutgoingRequests};
 
 use crate::messages::UPDATE_PREFIX;
 
@@ -62,7 +62,8 @@ pub struct Peer {
     input: Option<BufWriter<ChildStdin>>,
     output: BufReader<ChildStdout>,
     line: Vec<u8>,
-    next_id: u64,
+    /// The request waiting for its response (one at a time), by the id it was sent with.
+    waiting: OutgoingRequests<()>,
     stderr_log: PathBuf,
     watchdog: Watchdog,
 }
@@ -88,7 +89,7 @@ impl Peer {
             input: Some(input),
             output,
             line: Vec::new(),
-            next_id: 0,
+            waiting: OutgoingRequests::new(),
             stderr_log: launch.stderr_log.clone(),
             watchdog,
         })
@@ -110,8 +111,7 @@ impl Peer {
 
     fn exchange(&mut self, method: &str, params: &[u8], want_result: bool) -> Result<Reply> {
         self.watchdog.arm(STEP_TIMEOUT);
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.waiting.register(());
         let id_text = id.to_string();
         let sent = match self.input.as_mut() {
             Some(input) => write_request(input, &id_text, method, params),
@@ -124,6 +124,8 @@ impl Peer {
             Ok(()) => self.read_reply(&id_text, want_result),
             Err(e) => Err(BenchError(format!("writing `{method}`: {e}"))),
         };
+        // Answered or failed: either way nothing more is waited for under this id.
+        self.waiting.complete(id);
         self.watchdog.disarm();
         reply.map_err(|e| self.explain(e))
     }

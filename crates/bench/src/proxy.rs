@@ -3,20 +3,17 @@
 //! successor go to the editor side unwrapped; responses go back under the ids they answer.
 //! Must not know about stdio or about what the messages mean.
 
-use std::collections::HashMap;
-
 use acp_wire::encode::{self, Call};
 use acp_wire::error_code::INVALID_PARAMS;
 use acp_wire::successor::{self, Dialect, EnvelopeMeta};
-use acp_wire::{Envelope, RawValue};
+use acp_wire::{Envelope, OutgoingRequests, RawValue};
 
 #[derive(Debug, Default)]
 pub struct PassThroughProxy {
     /// Spelling of the proxy methods, taken from the initialize request it was sent.
     dialect: Dialect,
-    next_id: u64,
-    /// Own request id -> the id the request had when it reached this proxy, as JSON text.
-    pending: HashMap<u64, Box<str>>,
+    /// Requests passed on under our own ids: the id each had when it reached us, as JSON text.
+    pending: OutgoingRequests<Box<str>>,
 }
 
 impl PassThroughProxy {
@@ -56,19 +53,16 @@ impl PassThroughProxy {
                 encode::call(out, None, call);
                 out.push(b'\n');
             }
-            Ok(Envelope::Response { id, outcome }) => {
-                let origin = acp_wire::id::own_id(id).and_then(|own| self.pending.remove(&own));
-                match origin {
-                    Some(origin) => {
-                        encode::response(out, &origin, outcome);
-                        out.push(b'\n');
-                    }
-                    None => eprintln!(
-                        "bench-proxy: dropping a response to unknown id {}",
-                        id.get()
-                    ),
+            Ok(Envelope::Response { id, outcome }) => match self.pending.complete_raw(id) {
+                Some(origin) => {
+                    encode::response(out, &origin, outcome);
+                    out.push(b'\n');
                 }
-            }
+                None => eprintln!(
+                    "bench-proxy: dropping a response to unknown id {}",
+                    id.get()
+                ),
+            },
             Err(invalid) => {
                 eprintln!("bench-proxy: {invalid}");
                 encode::error_response(
@@ -93,9 +87,7 @@ impl PassThroughProxy {
     }
 
     fn forward_request(&mut self, origin: &RawValue, call: Call<'_>, out: &mut Vec<u8>) {
-        self.next_id += 1;
-        let own = self.next_id;
-        self.pending.insert(own, origin.get().into());
+        let own = self.pending.register(origin.get().into());
         encode::call(out, Some(&own.to_string()), call);
         out.push(b'\n');
     }

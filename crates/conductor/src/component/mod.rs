@@ -57,7 +57,7 @@ async fn report_exit(
     reason: String,
     stderr_tail: Vec<String>,
 ) {
-    tracing::debug!(component, %reason, "stopped");
+    tracing::debug!(component = %component, %reason, "stopped");
     let exited = Event::Exited {
         link,
         reason,
