@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use proxy_kit::json::{set_member, to_raw};
-use proxy_kit::{Chain, Notification, NotificationAction, Proxy};
+use proxy_kit::{Notification, NotificationAction, Peers, Proxy};
 use serde::Deserialize;
 
 /// The few fields of a `session/update` this proxy looks at.
@@ -32,7 +32,7 @@ pub struct Shout;
 impl Proxy for Shout {
     fn on_agent_notification(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         notification: &Notification<'_>,
     ) -> NotificationAction {
         let (Some(params), "session/update") = (notification.params(), notification.method())

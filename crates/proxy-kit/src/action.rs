@@ -4,13 +4,13 @@
 use acp_wire::RawValue;
 use serde::Serialize;
 
-use crate::chain::Chain;
 use crate::json::to_raw;
 use crate::message::Response;
+use crate::peers::Peers;
 
 /// A hook run on the response to a forwarded request, before it goes back to the requester.
 pub type ForwardedResponseHook<P> =
-    Box<dyn FnOnce(&mut P, &mut Chain<P>, Response<'_>) -> ResponseAction>;
+    Box<dyn FnOnce(&mut P, &mut Peers<P>, Response<'_>) -> ResponseAction>;
 
 /// What to do with a request.
 pub enum RequestAction<P> {
@@ -26,7 +26,7 @@ pub enum RequestAction<P> {
     /// Answer it here with this error; the other side never sees it.
     Fail(RpcError),
     /// The hook kept [`Request::handle`](crate::Request::handle) and answers later with
-    /// [`Chain::respond`] or [`Chain::respond_error`].
+    /// [`Peers::respond`] or [`Peers::respond_error`].
     Defer,
 }
 
@@ -41,7 +41,7 @@ impl<P> RequestAction<P> {
 
     /// [`RequestAction::ForwardThen`] with the params unchanged.
     pub fn forward_then(
-        hook: impl FnOnce(&mut P, &mut Chain<P>, Response<'_>) -> ResponseAction + 'static,
+        hook: impl FnOnce(&mut P, &mut Peers<P>, Response<'_>) -> ResponseAction + 'static,
     ) -> Self {
         RequestAction::ForwardThen(None, Box::new(hook))
     }
@@ -49,7 +49,7 @@ impl<P> RequestAction<P> {
     /// [`RequestAction::ForwardThen`] with new params.
     pub fn forward_modified_then(
         params: Box<RawValue>,
-        hook: impl FnOnce(&mut P, &mut Chain<P>, Response<'_>) -> ResponseAction + 'static,
+        hook: impl FnOnce(&mut P, &mut Peers<P>, Response<'_>) -> ResponseAction + 'static,
     ) -> Self {
         RequestAction::ForwardThen(Some(params), Box::new(hook))
     }

@@ -9,14 +9,14 @@
 //! needs:
 //!
 //! ```no_run
-//! use proxy_kit::{Chain, NotificationAction, Notification, Proxy};
+//! use proxy_kit::{Peers, NotificationAction, Notification, Proxy};
 //!
 //! struct CountUpdates(u64);
 //!
 //! impl Proxy for CountUpdates {
 //!     fn on_agent_notification(
 //!         &mut self,
-//!         _chain: &mut Chain<Self>,
+//!         _peers: &mut Peers<Self>,
 //!         notification: &Notification<'_>,
 //!     ) -> NotificationAction {
 //!         if notification.method() == "session/update" {
@@ -39,13 +39,13 @@
 #![deny(clippy::print_stdout)]
 
 mod action;
-mod chain;
 pub mod json;
 pub mod log;
 mod message;
 pub mod path;
-mod pending;
+mod peers;
 mod proxy;
+mod response_route;
 mod serve;
 pub mod session;
 #[cfg(not(target_family = "wasm"))]
@@ -57,8 +57,8 @@ pub use acp_wire::{Outcome, RawValue};
 pub use action::{
     ForwardedResponseHook, NotificationAction, RequestAction, ResponseAction, RpcError,
 };
-pub use chain::Chain;
 pub use message::{Notification, Request, RequestHandle, Response, Side};
+pub use peers::Peers;
 pub use proxy::Proxy;
 pub use serve::{run, serve};
 

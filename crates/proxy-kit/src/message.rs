@@ -74,10 +74,10 @@ impl<'a> Request<'a> {
         serde_json::from_str(self.params.map_or("null", RawValue::get))
     }
 
-    /// A handle for answering this request later with [`Chain::respond`]; pair it with
+    /// A handle for answering this request later with [`Peers::respond`]; pair it with
     /// [`RequestAction::Defer`](crate::RequestAction::Defer).
     ///
-    /// [`Chain::respond`]: crate::Chain::respond
+    /// [`Peers::respond`]: crate::Peers::respond
     pub fn handle(&self) -> RequestHandle {
         RequestHandle {
             from: self.from,
@@ -120,7 +120,7 @@ impl<'a> Notification<'a> {
 }
 
 /// A request that a hook has taken responsibility for answering. It is answered exactly once:
-/// [`Chain::respond`](crate::Chain::respond) consumes it and the kit refuses a second answer.
+/// [`Peers::respond`](crate::Peers::respond) consumes it and the kit refuses a second answer.
 #[derive(Debug)]
 pub struct RequestHandle {
     pub(crate) from: Side,

@@ -2,8 +2,8 @@
 //! Says what a proxy may decide; how decisions reach the wire is the serve loop's business.
 
 use crate::action::{NotificationAction, RequestAction};
-use crate::chain::Chain;
 use crate::message::{Notification, Request};
+use crate::peers::Peers;
 
 /// A proxy: override the hooks for the traffic you care about; everything else passes
 /// through unchanged.
@@ -18,40 +18,40 @@ pub trait Proxy: Sized + 'static {
     /// A request from the editor side, on its way to the agent.
     fn on_editor_request(
         &mut self,
-        chain: &mut Chain<Self>,
+        peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
-        let _ = (chain, request);
+        let _ = (peers, request);
         RequestAction::Forward
     }
 
     /// A notification from the editor side, on its way to the agent.
     fn on_editor_notification(
         &mut self,
-        chain: &mut Chain<Self>,
+        peers: &mut Peers<Self>,
         notification: &Notification<'_>,
     ) -> NotificationAction {
-        let _ = (chain, notification);
+        let _ = (peers, notification);
         NotificationAction::Forward
     }
 
     /// A request from the agent side (permission, fs, terminal, ...), on its way to the editor.
     fn on_agent_request(
         &mut self,
-        chain: &mut Chain<Self>,
+        peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
-        let _ = (chain, request);
+        let _ = (peers, request);
         RequestAction::Forward
     }
 
     /// A notification from the agent side (`session/update`, ...), on its way to the editor.
     fn on_agent_notification(
         &mut self,
-        chain: &mut Chain<Self>,
+        peers: &mut Peers<Self>,
         notification: &Notification<'_>,
     ) -> NotificationAction {
-        let _ = (chain, notification);
+        let _ = (peers, notification);
         NotificationAction::Forward
     }
 }

@@ -11,7 +11,7 @@
 //! | response to an id we chose                     | (response hook, if any)  | response under the requester's id       |
 //! | `$/cancel_request` naming a forwarded request  | none                     | same, `requestId` rewritten to our id   |
 //!
-//! Every request we send gets an id from [`PendingRequests`](crate::pending::PendingRequests);
+//! Every request we send gets an id from the in-flight table ([`InFlight`](crate::response_route::InFlight));
 //! payloads are spliced into the new envelope byte-for-byte.
 
 use std::io::{self, BufWriter, Read, Write};
@@ -23,10 +23,10 @@ use acp_wire::{Envelope, IdKey, Invalid, LineDecoder, Outcome, RawValue, error_c
 use bytes::BytesMut;
 
 use crate::action::{NotificationAction, RequestAction, ResponseAction, RpcError};
-use crate::chain::Chain;
 use crate::message::{Notification, Request, Response, Side};
-use crate::pending::{Forwarded, Pending};
+use crate::peers::Peers;
 use crate::proxy::Proxy;
+use crate::response_route::{Forwarded, ResponseRoute, find_forwarded};
 
 /// How much is read from stdin at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -52,7 +52,7 @@ pub fn serve<P: Proxy>(proxy: P, mut input: impl Read, output: impl Write) -> io
     let mut output = BufWriter::new(output);
     let mut router = Router {
         proxy,
-        chain: Chain::new(),
+        peers: Peers::new(),
     };
     let mut decoder = LineDecoder::new(DEFAULT_MAX_LINE);
     let mut buf = BytesMut::new();
@@ -78,10 +78,10 @@ pub fn serve<P: Proxy>(proxy: P, mut input: impl Read, output: impl Write) -> io
         router.drain_to(&mut output)?;
     }
     output.flush()?;
-    if !router.chain.open.is_empty() {
+    if !router.peers.open.is_empty() {
         crate::warn!(
             "input ended with {} request(s) never answered",
-            router.chain.open.len()
+            router.peers.open.len()
         );
     }
     Ok(router.proxy)
@@ -89,17 +89,17 @@ pub fn serve<P: Proxy>(proxy: P, mut input: impl Read, output: impl Write) -> io
 
 struct Router<P> {
     proxy: P,
-    chain: Chain<P>,
+    peers: Peers<P>,
 }
 
 impl<P: Proxy> Router<P> {
     fn drain_to(&mut self, output: &mut impl Write) -> io::Result<()> {
-        if self.chain.out.is_empty() {
+        if self.peers.out.is_empty() {
             return Ok(());
         }
         if crate::log::enabled(crate::log::Level::Trace) {
             for line in self
-                .chain
+                .peers
                 .out
                 .split(|&b| b == b'\n')
                 .filter(|l| !l.is_empty())
@@ -107,8 +107,8 @@ impl<P: Proxy> Router<P> {
                 crate::trace!("-> {}", String::from_utf8_lossy(line));
             }
         }
-        output.write_all(&self.chain.out)?;
-        self.chain.out.clear();
+        output.write_all(&self.peers.out)?;
+        self.peers.out.clear();
         Ok(())
     }
 
@@ -142,14 +142,14 @@ impl<P: Proxy> Router<P> {
                 Err(reason) => {
                     crate::warn!("malformed {method} request {}: {reason}", id.get());
                     let error = RpcError::new(error_code::INVALID_PARAMS, reason);
-                    self.chain.send_error(id.get(), &error);
+                    self.peers.send_error(id.get(), &error);
                 }
             }
             return;
         }
         let method = match Dialect::of_initialize(method) {
             Some(dialect) => {
-                self.chain.dialect = dialect;
+                self.peers.dialect = dialect;
                 "initialize"
             }
             None if method == "initialize" => {
@@ -158,7 +158,7 @@ impl<P: Proxy> Router<P> {
                     error_code::INVALID_REQUEST,
                     "this program is an ACP proxy: run it from a conductor, which sends `proxy/initialize`",
                 );
-                self.chain.send_error(id.get(), &error);
+                self.peers.send_error(id.get(), &error);
                 return;
             }
             None => method,
@@ -174,7 +174,7 @@ impl<P: Proxy> Router<P> {
 
     fn request_from(&mut self, request: Request<'_>) {
         let key = (request.from, IdKey::of(request.id));
-        if !self.chain.open.insert(key.clone()) {
+        if !self.peers.open.insert(key.clone()) {
             crate::warn!(
                 "request id {} from the {} side reused while still open",
                 request.id.get(),
@@ -182,10 +182,10 @@ impl<P: Proxy> Router<P> {
             );
         }
         let action = match request.from {
-            Side::Editor => self.proxy.on_editor_request(&mut self.chain, &request),
-            Side::Agent => self.proxy.on_agent_request(&mut self.chain, &request),
+            Side::Editor => self.proxy.on_editor_request(&mut self.peers, &request),
+            Side::Agent => self.proxy.on_agent_request(&mut self.peers, &request),
         };
-        let still_open = self.chain.open.contains(&key);
+        let still_open = self.peers.open.contains(&key);
         match action {
             RequestAction::Defer => {
                 if still_open {
@@ -202,7 +202,7 @@ impl<P: Proxy> Router<P> {
                 return;
             }
             _ => {
-                self.chain.open.remove(&key);
+                self.peers.open.remove(&key);
             }
         }
         match action {
@@ -215,10 +215,10 @@ impl<P: Proxy> Router<P> {
                 self.forward(&request, key.1, params, Some(hook));
             }
             RequestAction::Respond(result) => {
-                self.chain
+                self.peers
                     .send_response(request.id.get(), Outcome::Result(&result));
             }
-            RequestAction::Fail(error) => self.chain.send_error(request.id.get(), &error),
+            RequestAction::Fail(error) => self.peers.send_error(request.id.get(), &error),
             RequestAction::Defer => unreachable!("handled above"),
         }
     }
@@ -230,17 +230,20 @@ impl<P: Proxy> Router<P> {
         params: Option<&RawValue>,
         then: Option<crate::action::ForwardedResponseHook<P>>,
     ) {
-        let id = self.chain.pending.register(Pending::Forwarded(Forwarded {
-            from: request.from,
-            origin_id: request.id.get().into(),
-            origin_key,
-            method: request.method.into(),
-            then,
-        }));
+        let id = self
+            .peers
+            .in_flight
+            .register(ResponseRoute::Forwarded(Forwarded {
+                from: request.from,
+                origin_id: request.id.get().into(),
+                origin_key,
+                method: request.method.into(),
+                then,
+            }));
         // A plain message has no envelope to carry `meta` on; a wrapped one arrives only
         // from the agent side and leaves plain, so there is never envelope meta to pass on.
         let to = request.from.other();
-        self.chain.send_call(
+        self.peers.send_call(
             to,
             Some(id),
             request.method,
@@ -278,10 +281,10 @@ impl<P: Proxy> Router<P> {
         let action = match notification.from {
             Side::Editor => self
                 .proxy
-                .on_editor_notification(&mut self.chain, &notification),
+                .on_editor_notification(&mut self.peers, &notification),
             Side::Agent => self
                 .proxy
-                .on_agent_notification(&mut self.chain, &notification),
+                .on_agent_notification(&mut self.peers, &notification),
         };
         let to = notification.from.other();
         let meta = EnvelopeMeta::default();
@@ -290,11 +293,11 @@ impl<P: Proxy> Router<P> {
                 crate::debug!("$/cancel_request for a request not forwarded: nothing to pass on");
             }
             NotificationAction::Forward => {
-                self.chain
+                self.peers
                     .send_call(to, None, notification.method, notification.params, meta);
             }
             NotificationAction::ForwardModified(params) => {
-                self.chain
+                self.peers
                     .send_call(to, None, notification.method, Some(&params), meta);
             }
             NotificationAction::Drop => {
@@ -317,17 +320,14 @@ impl<P: Proxy> Router<P> {
         else {
             return false;
         };
-        let Some(ours) = self
-            .chain
-            .pending
-            .find_forwarded(cancel.from, &IdKey::of(request_id))
+        let Some(ours) = find_forwarded(&self.peers.in_flight, cancel.from, &IdKey::of(request_id))
         else {
             return false;
         };
         let ours = RawValue::from_string(ours.to_string()).expect("a number is JSON");
         let params = crate::json::set_member(params, &["requestId"], &ours);
         let to = cancel.from.other();
-        self.chain.send_call(
+        self.peers.send_call(
             to,
             None,
             cancel.method,
@@ -338,7 +338,7 @@ impl<P: Proxy> Router<P> {
     }
 
     fn on_response(&mut self, id: &RawValue, outcome: Outcome<'_>) {
-        let pending = acp_wire::id::own_id(id).and_then(|ours| self.chain.pending.complete(ours));
+        let pending = self.peers.in_flight.complete_raw(id);
         let Some(pending) = pending else {
             crate::warn!(
                 "response to id {} that we are not waiting for; dropped",
@@ -348,9 +348,9 @@ impl<P: Proxy> Router<P> {
         };
         let response = Response { outcome };
         match pending {
-            Pending::Forwarded(forwarded) => {
+            ResponseRoute::Forwarded(forwarded) => {
                 let action = match forwarded.then {
-                    Some(hook) => hook(&mut self.proxy, &mut self.chain, response),
+                    Some(hook) => hook(&mut self.proxy, &mut self.peers, response),
                     None => ResponseAction::Forward,
                 };
                 let origin = &forwarded.origin_id;
@@ -360,14 +360,14 @@ impl<P: Proxy> Router<P> {
                     forwarded.from.noun()
                 );
                 match action {
-                    ResponseAction::Forward => self.chain.send_response(origin, outcome),
+                    ResponseAction::Forward => self.peers.send_response(origin, outcome),
                     ResponseAction::Replace(result) => {
-                        self.chain.send_response(origin, Outcome::Result(&result));
+                        self.peers.send_response(origin, Outcome::Result(&result));
                     }
-                    ResponseAction::Fail(error) => self.chain.send_error(origin, &error),
+                    ResponseAction::Fail(error) => self.peers.send_error(origin, &error),
                 }
             }
-            Pending::Originated(hook) => hook(&mut self.proxy, &mut self.chain, response),
+            ResponseRoute::Originated(hook) => hook(&mut self.proxy, &mut self.peers, response),
         }
     }
 
@@ -375,16 +375,15 @@ impl<P: Proxy> Router<P> {
         crate::warn!("invalid message: {invalid}");
         // A broken response to a request we forwarded must still answer whoever asked.
         if let Invalid::NotJsonRpc { id: Some(id), .. } = &invalid
-            && let Some(pending) =
-                acp_wire::id::own_id(id).and_then(|ours| self.chain.pending.complete(ours))
+            && let Some(pending) = self.peers.in_flight.complete_raw(id)
         {
             let message = format!("invalid response from the successor: {invalid}");
             let error = RpcError::new(error_code::INTERNAL_ERROR, message);
             match pending {
-                Pending::Forwarded(forwarded) => {
-                    self.chain.send_error(&forwarded.origin_id, &error)
+                ResponseRoute::Forwarded(forwarded) => {
+                    self.peers.send_error(&forwarded.origin_id, &error)
                 }
-                Pending::Originated(hook) => {
+                ResponseRoute::Originated(hook) => {
                     let error = crate::json::to_raw(&serde_json::json!({
                         "code": error.code,
                         "message": error.message,
@@ -392,12 +391,12 @@ impl<P: Proxy> Router<P> {
                     let response = Response {
                         outcome: Outcome::Error(&error),
                     };
-                    hook(&mut self.proxy, &mut self.chain, response);
+                    hook(&mut self.proxy, &mut self.peers, response);
                 }
             }
             return;
         }
         let error = RpcError::new(invalid.code(), invalid.to_string());
-        self.chain.send_error(invalid.reply_id(), &error);
+        self.peers.send_error(invalid.reply_id(), &error);
     }
 }

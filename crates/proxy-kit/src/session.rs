@@ -13,12 +13,12 @@ use crate::proxy::Proxy;
 /// Session id → `cwd`, fed from the editor's session setup requests.
 ///
 /// ```
-/// use proxy_kit::{Chain, Proxy, Request, RequestAction, session::SessionDirectories};
+/// use proxy_kit::{Peers, Proxy, Request, RequestAction, session::SessionDirectories};
 ///
 /// struct Mine { sessions: SessionDirectories }
 ///
 /// impl Proxy for Mine {
-///     fn on_editor_request(&mut self, _: &mut Chain<Self>, request: &Request<'_>) -> RequestAction<Self> {
+///     fn on_editor_request(&mut self, _: &mut Peers<Self>, request: &Request<'_>) -> RequestAction<Self> {
 ///         if let Some(action) = self.sessions.track(request, |mine: &mut Mine| &mut mine.sessions) {
 ///             return action;
 ///         }

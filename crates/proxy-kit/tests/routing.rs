@@ -2,7 +2,7 @@
 //! conductor, so responses to the kit's requests use the ids the kit is known to choose (1, 2, ...).
 
 use proxy_kit::{
-    Chain, Notification, NotificationAction, Proxy, Request, RequestAction, RequestHandle,
+    Notification, NotificationAction, Peers, Proxy, Request, RequestAction, RequestHandle,
     ResponseAction, RpcError, serve,
 };
 
@@ -201,7 +201,7 @@ struct Scripted {
 impl Proxy for Scripted {
     fn on_editor_request(
         &mut self,
-        chain: &mut Chain<Self>,
+        peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
         match request.method() {
@@ -221,24 +221,24 @@ impl Proxy for Scripted {
             }),
             "x/defer" => {
                 self.deferred = Some(request.handle());
-                chain.request_agent(
+                peers.request_agent(
                     "x/ask",
                     serde_json::json!({"q": 1}),
-                    |me: &mut Self, chain, response| {
+                    |me: &mut Self, peers, response| {
                         let handle = me.deferred.take().expect("deferred request");
                         let answer = response.result().expect("result").get().to_string();
-                        chain.respond(handle, serde_json::json!({ "via": answer }));
+                        peers.respond(handle, serde_json::json!({ "via": answer }));
                     },
                 );
                 RequestAction::Defer
             }
             "x/twice" => {
-                chain.respond(request.handle(), "first");
+                peers.respond(request.handle(), "first");
                 RequestAction::respond("second")
             }
             "x/answer-later-twice" => {
-                chain.respond(request.handle(), 1);
-                chain.respond(request.handle(), 2);
+                peers.respond(request.handle(), 1);
+                peers.respond(request.handle(), 2);
                 RequestAction::Defer
             }
             _ => RequestAction::Forward,
@@ -247,14 +247,14 @@ impl Proxy for Scripted {
 
     fn on_editor_notification(
         &mut self,
-        chain: &mut Chain<Self>,
+        peers: &mut Peers<Self>,
         n: &Notification<'_>,
     ) -> NotificationAction {
         match n.method() {
             "x/drop" => NotificationAction::Drop,
             "x/modify" => NotificationAction::forward_modified(serde_json::json!([1])),
             "x/reply" => {
-                chain.notify_editor("x/replied", serde_json::json!({}));
+                peers.notify_editor("x/replied", serde_json::json!({}));
                 NotificationAction::Forward
             }
             _ => NotificationAction::Forward,
@@ -263,7 +263,7 @@ impl Proxy for Scripted {
 
     fn on_agent_request(
         &mut self,
-        chain: &mut Chain<Self>,
+        peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
         if let Some(meta) = request.envelope_meta().underscore_meta {
@@ -273,11 +273,11 @@ impl Proxy for Scripted {
             "x/answer" => RequestAction::respond(serde_json::json!(null)),
             "x/ask-editor" => {
                 let handle = request.handle();
-                chain.request_editor(
+                peers.request_editor(
                     "x/confirm",
                     serde_json::json!({}),
-                    move |_, chain, response| {
-                        chain.respond(handle, response.result().map(|r| r.get() == "true"));
+                    move |_, peers, response| {
+                        peers.respond(handle, response.result().map(|r| r.get() == "true"));
                     },
                 );
                 RequestAction::Defer
@@ -288,11 +288,11 @@ impl Proxy for Scripted {
 
     fn on_agent_notification(
         &mut self,
-        chain: &mut Chain<Self>,
+        peers: &mut Peers<Self>,
         n: &Notification<'_>,
     ) -> NotificationAction {
         if n.method() == "x/echo" {
-            chain.notify_agent("x/seen", serde_json::json!({"of": n.method()}));
+            peers.notify_agent("x/seen", serde_json::json!({"of": n.method()}));
             return NotificationAction::Drop;
         }
         NotificationAction::Forward

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use proxy_kit::json::{array_items, array_of, set_member};
 use proxy_kit::session::SessionDirectories;
-use proxy_kit::{Chain, Proxy, RawValue, Request, RequestAction, ResponseAction};
+use proxy_kit::{Peers, Proxy, RawValue, Request, RequestAction, ResponseAction};
 use serde::Deserialize;
 
 use crate::blocks::{ContextFile, PromptContents, Style, context_blocks};
@@ -144,7 +144,7 @@ struct PromptCapabilities {
 impl Proxy for ContextProxy {
     fn on_editor_request(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
         if let Some(action) = self

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use proxy_kit::json::{array_items, array_of, set_member, to_raw};
 use proxy_kit::{
-    Chain, Notification, NotificationAction, Proxy, RawValue, Request, RequestAction, Response,
+    Notification, NotificationAction, Peers, Proxy, RawValue, Request, RequestAction, Response,
     ResponseAction, RpcError, error_code,
 };
 use serde::{Deserialize, Serialize};
@@ -272,7 +272,7 @@ struct NotificationParams {
 impl Proxy for NotesProxy {
     fn on_editor_request(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
         match request.method() {
@@ -286,7 +286,7 @@ impl Proxy for NotesProxy {
 
     fn on_agent_request(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
         match request.method() {
@@ -299,7 +299,7 @@ impl Proxy for NotesProxy {
 
     fn on_agent_notification(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         notification: &Notification<'_>,
     ) -> NotificationAction {
         if notification.method() != "mcp/message" {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use proxy_kit::json::{array_items, array_of, set_member, to_raw};
 use proxy_kit::session::SessionDirectories;
 use proxy_kit::{
-    Chain, Notification, NotificationAction, Proxy, RawValue, Request, RequestAction, RpcError,
+    Notification, NotificationAction, Peers, Proxy, RawValue, Request, RequestAction, RpcError,
     error_code,
 };
 use serde::{Deserialize, Serialize};
@@ -212,7 +212,7 @@ impl ToolGuard {
 impl Proxy for ToolGuard {
     fn on_editor_request(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
         if let Some(action) = self
@@ -229,7 +229,7 @@ impl Proxy for ToolGuard {
 
     fn on_agent_request(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
         match request.method() {
@@ -243,7 +243,7 @@ impl Proxy for ToolGuard {
 
     fn on_agent_notification(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         notification: &Notification<'_>,
     ) -> NotificationAction {
         if notification.method() == "session/update"

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use proxy_kit::{Chain, Proxy, Request, RequestAction, error_code};
+use proxy_kit::{Peers, Proxy, Request, RequestAction, error_code};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -26,7 +26,7 @@ struct WasmProbe {
 impl Proxy for WasmProbe {
     fn on_editor_request(
         &mut self,
-        _chain: &mut Chain<Self>,
+        _peers: &mut Peers<Self>,
         request: &Request<'_>,
     ) -> RequestAction<Self> {
         let Some(probe) = request.method().strip_prefix("probe/") else {

@@ -1,5 +1,6 @@
-//! A hook's handle on the chain around the proxy: send notifications and requests either way,
-//! answer deferred requests. Encodes lines into the outgoing buffer; knows nothing of stdio.
+//! A hook's handle on the proxy's two peers, the editor side and the agent side: send
+//! notifications and requests either way, answer deferred requests. Encodes lines into the
+//! outgoing buffer; knows nothing of stdio.
 
 use std::collections::HashSet;
 
@@ -11,25 +12,26 @@ use serde::Serialize;
 use crate::action::RpcError;
 use crate::json::to_raw;
 use crate::message::{RequestHandle, Response, Side};
-use crate::pending::{Pending, PendingRequests};
+use crate::response_route::{InFlight, ResponseRoute};
 
 /// Passed to every hook. Messages sent through it go out before whatever the hook's returned
 /// action sends, in the order they were sent.
-pub struct Chain<P> {
+pub struct Peers<P> {
     /// Encoded lines (each ending in `\n`) waiting to be written to stdout.
     pub(crate) out: Vec<u8>,
-    pub(crate) pending: PendingRequests<P>,
+    /// Requests sent (forwarded or our own) and not yet answered.
+    pub(crate) in_flight: InFlight<P>,
     /// Requests received and not yet answered or forwarded.
     pub(crate) open: HashSet<(Side, IdKey)>,
     /// How the conductor addressed us; we name `proxy/successor` the same way.
     pub(crate) dialect: Dialect,
 }
 
-impl<P> Chain<P> {
+impl<P> Peers<P> {
     pub(crate) fn new() -> Self {
-        Chain {
+        Peers {
             out: Vec::new(),
-            pending: PendingRequests::new(),
+            in_flight: InFlight::new(),
             open: HashSet::new(),
             dialect: Dialect::default(),
         }
@@ -73,7 +75,7 @@ impl<P> Chain<P> {
         &mut self,
         method: &str,
         params: impl Serialize,
-        on_response: impl FnOnce(&mut P, &mut Chain<P>, Response<'_>) + 'static,
+        on_response: impl FnOnce(&mut P, &mut Peers<P>, Response<'_>) + 'static,
     ) {
         self.request(Side::Agent, method, params, on_response);
     }
@@ -86,7 +88,7 @@ impl<P> Chain<P> {
         &mut self,
         method: &str,
         params: impl Serialize,
-        on_response: impl FnOnce(&mut P, &mut Chain<P>, Response<'_>) + 'static,
+        on_response: impl FnOnce(&mut P, &mut Peers<P>, Response<'_>) + 'static,
     ) {
         self.request(Side::Editor, method, params, on_response);
     }
@@ -96,13 +98,13 @@ impl<P> Chain<P> {
         to: Side,
         method: &str,
         params: impl Serialize,
-        on_response: impl FnOnce(&mut P, &mut Chain<P>, Response<'_>) + 'static,
+        on_response: impl FnOnce(&mut P, &mut Peers<P>, Response<'_>) + 'static,
     ) {
         let params = to_raw(&params);
         let method = checked(method);
         let id = self
-            .pending
-            .register(Pending::Originated(Box::new(on_response)));
+            .in_flight
+            .register(ResponseRoute::Originated(Box::new(on_response)));
         crate::debug!("request {id} `{method}` to the {} side", to.noun());
         self.send_call(to, Some(id), method, Some(&params), EnvelopeMeta::default());
     }
@@ -128,7 +130,7 @@ impl<P> Chain<P> {
 
     /// Requests sent (forwarded or our own) whose responses have not arrived yet.
     pub fn requests_in_flight(&self) -> usize {
-        self.pending.len()
+        self.in_flight.len()
     }
 
     fn close(&mut self, request: &RequestHandle) -> bool {
