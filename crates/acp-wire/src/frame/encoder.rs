@@ -62,9 +62,9 @@ impl LineEncoder {
             self.open.put_u8(b'\n');
             return true;
         }
-        if self.open.capacity() - self.open.len() < frame.len() + 1 {
-            self.open.reserve(self.coalesce.max(frame.len() + 1));
-        }
+        // Grows as batches need (a link that only ever sends small batches keeps a small
+        // buffer); once written, the buffer is reused.
+        self.open.reserve(frame.len() + 1);
         self.open.put_slice(&frame);
         self.open.put_u8(b'\n');
         self.open.len() >= self.coalesce
