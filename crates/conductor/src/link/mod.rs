@@ -12,6 +12,9 @@
 //! | [`Links::messages`] | a message-framed transport, each message one frame (a WebSocket) | tasks |
 //! | [`Links::memory`] | an in-memory [`MemoryPeer`], for tests | tasks |
 //!
+//! [`Links::held`] makes any of these with its reader held at a closed gate, for a link the
+//! router learns of from an event: the router opens it once the link is registered.
+//!
 //! Backpressure works without the router ever waiting on a peer: a frame is queued on the
 //! destination's [`Outbox`] at once; when that outbox holds more than its limit, the router
 //! pauses the *source* link's [`ReadGate`], so only the path into the slow peer stalls. The
