@@ -4,6 +4,19 @@
 use std::time::Duration;
 
 use super::harness::Spec;
+use crate::link::ReadGate;
+
+/// Waits until `gate` is paused (or open, for `false`); panics with `what` after 10 s.
+async fn paused_becomes(gate: &ReadGate, paused: bool, what: &str) {
+    let wait = async {
+        while gate.is_paused() != paused {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .unwrap_or_else(|_| panic!("{what}"));
+}
 
 /// A notification of about `bytes` bytes.
 fn update(n: usize, bytes: usize) -> String {
@@ -24,24 +37,22 @@ async fn a_slow_editor_pauses_the_agent_and_resumes_it_once_caught_up() {
     for n in 0..64 {
         chain.agent().send(&update(n, 1000));
     }
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !agent_gate.is_paused() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the agent's link is paused while the editor is behind");
+    paused_becomes(
+        &agent_gate,
+        true,
+        "the agent's link is paused while the editor is behind",
+    )
+    .await;
     // The editor catches up: everything arrives, in order, and the agent may go on.
     for n in 0..64 {
         assert_eq!(chain.editor.recv().await["params"]["n"], n);
     }
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while agent_gate.is_paused() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the agent's link resumes once the editor caught up");
+    paused_becomes(
+        &agent_gate,
+        false,
+        "the agent's link resumes once the editor caught up",
+    )
+    .await;
     chain.agent().send(&update(64, 10));
     assert_eq!(chain.editor.recv().await["params"]["n"], 64);
 }
@@ -58,13 +69,7 @@ async fn only_the_path_into_the_slow_peer_stalls() {
     for n in 0..64 {
         chain.agent().send(&update(n, 1000));
     }
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !agent_gate.is_paused() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the agent is paused");
+    paused_becomes(&agent_gate, true, "the agent is paused").await;
     // The editor sent nothing into the slow proxy and is not paused; what the proxy sends
     // toward the editor still goes through.
     assert!(!editor_gate.is_paused());
