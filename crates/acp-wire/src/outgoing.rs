@@ -67,6 +67,11 @@ impl<T> OutgoingRequests<T> {
         self.waiting.get(&id)
     }
 
+    /// The entry of the request sent with `id`, still waiting, to change what it carries.
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut T> {
+        self.waiting.get_mut(&id)
+    }
+
     /// The id of a waiting request whose entry `which` selects, if any.
     pub fn find(&self, mut which: impl FnMut(&T) -> bool) -> Option<u64> {
         self.waiting

@@ -11,10 +11,19 @@ pub enum Event {
     Exited {
         link: LinkId,
         reason: String,
+        /// How its process ended; `None` for a WASM instance or one that never started.
+        status: Option<ExitStatus>,
         stderr_tail: Vec<String>,
     },
     /// An MCP bridge shim dialed the conductor's private socket; this is its link.
     ShimConnected(Link),
     /// SIGTERM, SIGINT or SIGHUP.
     Signal(&'static str),
+}
+
+/// How a component's process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    Code(i32),
+    Signal(i32),
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use acp_wire::successor::Dialect;
 use tokio::sync::mpsc;
 
-use crate::config::Config;
+use crate::config::{Config, FailurePolicy};
 use crate::event::Event;
 use crate::link::{Link, LinkDone, LinkLimits, Links};
 use crate::router::topology::{ChainMode, Topology};
@@ -52,6 +52,7 @@ pub async fn run(config: &Config, mode: ChainMode) -> Finish {
         name: name.to_string(),
         role: Role::Editor,
         dialect: DialectChoice::Pinned(Dialect::Rfd),
+        failure: FailurePolicy::default(),
     }];
     chain.extend(components);
     tokio::spawn(forward_signals(events_tx));

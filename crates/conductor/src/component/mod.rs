@@ -9,7 +9,7 @@ pub mod wasm;
 
 use tokio::sync::{mpsc, watch};
 
-use crate::event::Event;
+use crate::event::{Event, ExitStatus};
 use crate::link::{Link, LinkId};
 
 /// A component just started: the link the router talks to it through, and its instance.
@@ -55,12 +55,14 @@ async fn report_exit(
     link: LinkId,
     component: &str,
     reason: String,
+    status: Option<ExitStatus>,
     stderr_tail: Vec<String>,
 ) {
     tracing::debug!(component = %component, %reason, "stopped");
     let exited = Event::Exited {
         link,
         reason,
+        status,
         stderr_tail,
     };
     let _ = events.send(exited).await;

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, watch};
 use super::stderr_tail::StderrTail;
 use super::{Instance, Started, StopSignal, report_exit};
 use crate::config::CommandSpec;
-use crate::event::Event;
+use crate::event::{Event, ExitStatus as ComponentExit};
 use crate::link::Links;
 
 /// How long to wait, after the process is reaped, for its last stderr lines and for what it
@@ -66,9 +66,9 @@ pub(crate) fn spawn(
     let events = events.clone();
     tokio::spawn(async move {
         let _stopped = StopSignal(stopped_tx);
-        let reason = match child.wait().await {
-            Ok(status) => describe_exit(status),
-            Err(e) => format!("could not be waited for: {e}"),
+        let (reason, status) = match child.wait().await {
+            Ok(status) => (describe_exit(status), exit_status(status)),
+            Err(e) => (format!("could not be waited for: {e}"), None),
         };
         // Its last messages and stderr lines reach the router before the news that it is gone.
         let drained = async {
@@ -76,7 +76,7 @@ pub(crate) fn spawn(
             done.reader_finished().await;
         };
         let _ = tokio::time::timeout(OUTPUT_DRAIN, drained).await;
-        report_exit(&events, id, &name, reason, tail.lines()).await;
+        report_exit(&events, id, &name, reason, status, tail.lines()).await;
     });
     Ok(Started {
         link,
@@ -112,6 +112,15 @@ fn describe_exit(status: ExitStatus) -> String {
         (Some(code), _) => format!("exited with status {code}"),
         (None, Some(sig)) => format!("was killed by signal {sig}"),
         (None, None) => format!("exited ({status})"),
+    }
+}
+
+fn exit_status(status: ExitStatus) -> Option<ComponentExit> {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Some(ComponentExit::Code(code)),
+        (None, Some(signal)) => Some(ComponentExit::Signal(signal)),
+        (None, None) => None,
     }
 }
 

@@ -15,10 +15,12 @@ use super::resolve::{ProgramSearch, relative_to, resolve_dir, resolve_program};
 use super::size::{parse_size, size_from_integer};
 use super::suggest::did_you_mean;
 use super::{
-    AgentSpec, BuiltinAgent, CommandSpec, ConductorSettings, Config, Mode, ProxyLaunch,
-    ProxyProtocol, ProxySpec,
+    AgentSpec, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy, Mode,
+    ProxyLaunch, ProxyProtocol, ProxySpec,
 };
+use failure::Component;
 
+mod failure;
 mod wasm;
 
 const ROOT_KEYS: &[&str] = &["conductor", "agent", "proxy"];
@@ -30,11 +32,34 @@ const CONDUCTOR_KEYS: &[&str] = &[
     "queue_limit",
     "cache_dir",
 ];
-const AGENT_KEYS: &[&str] = &["command", "builtin", "args", "env", "cwd", "name"];
+const AGENT_KEYS: &[&str] = &[
+    "command",
+    "builtin",
+    "args",
+    "env",
+    "cwd",
+    "name",
+    "on_failure",
+    "restart_then",
+    "startup_timeout",
+    "request_timeout",
+];
 /// Keys that only make sense for an agent the conductor launches itself.
 const LAUNCH_ONLY_AGENT_KEYS: &[&str] = &["args", "env", "cwd", "name"];
 const PROXY_KEYS: &[&str] = &[
-    "name", "command", "wasm", "args", "env", "cwd", "enabled", "protocol", "sandbox",
+    "name",
+    "command",
+    "wasm",
+    "args",
+    "env",
+    "cwd",
+    "enabled",
+    "protocol",
+    "sandbox",
+    "on_failure",
+    "restart_then",
+    "startup_timeout",
+    "request_timeout",
 ];
 
 const MODES: &[(&str, Mode)] = &[("agent", Mode::Agent), ("proxy", Mode::Proxy)];
@@ -91,9 +116,9 @@ pub(crate) fn validate(
     if conductor.cache_dir.is_none() {
         conductor.cache_dir = wasm::default_cache_dir(surroundings.vars);
     }
-    let (agent, agent_name) = match root.get("agent") {
+    let (agent, agent_name, agent_failure) = match root.get("agent") {
         Some(value) => validator.agent(value),
-        None if conductor.mode == Mode::Proxy => (None, None),
+        None if conductor.mode == Mode::Proxy => (None, None, Some(FailurePolicy::default())),
         None => {
             validator.error(
                 0..0,
@@ -101,7 +126,7 @@ pub(crate) fn validate(
                  `builtin = \"demo\"` (a conductor nested in another one sets \
                  `mode = \"proxy\"` in [conductor] instead)",
             );
-            (None, None)
+            (None, None, None)
         }
     };
     let proxies = root
@@ -116,6 +141,7 @@ pub(crate) fn validate(
         conductor,
         agent,
         proxies,
+        agent_failure: agent_failure?,
     })
 }
 
@@ -200,13 +226,29 @@ impl Validator<'_, '_, '_> {
         settings
     }
 
-    /// The agent, when valid, and its name, when it has one, even if the rest is invalid.
-    fn agent(&mut self, value: &Value<'_>) -> (Option<AgentSpec>, Option<AgentName>) {
+    /// The agent, when valid, its name, when it has one, even if the rest is invalid, and
+    /// its failure policy.
+    fn agent(
+        &mut self,
+        value: &Value<'_>,
+    ) -> (Option<AgentSpec>, Option<AgentName>, Option<FailurePolicy>) {
         let Some(table) = self.table("agent", value) else {
-            return (None, None);
+            return (None, None, None);
         };
         let scope = Scope::FileAndMachine;
         self.unknown_keys(table, "in [agent]", AGENT_KEYS);
+        let failure = self.failure_policy(table, Component::Agent, scope);
+        let (spec, name) = self.agent_launch(value, table, scope);
+        (spec, name, failure)
+    }
+
+    /// The launch keys of `[agent]`.
+    fn agent_launch(
+        &mut self,
+        value: &Value<'_>,
+        table: &DeTable<'_>,
+        scope: Scope,
+    ) -> (Option<AgentSpec>, Option<AgentName>) {
         let command = table.get_key_value("command");
         let builtin = table.get_key_value("builtin");
         if let (None, Some((_, builtin))) = (command, builtin) {
@@ -348,6 +390,7 @@ impl Validator<'_, '_, '_> {
             Some(value) => self.choice("protocol", value, PROTOCOLS, scope),
             None => Some(ProxyProtocol::default()),
         };
+        let failure = self.failure_policy(table, Component::Proxy, scope);
         let launch_name = name.as_ref().map(|(name, _)| name.clone());
         let launch = match (table.get_key_value("command"), table.get_key_value("wasm")) {
             (Some(_), None) => {
@@ -379,12 +422,15 @@ impl Validator<'_, '_, '_> {
                 None
             }
         };
-        let spec = match (enabled, &name, launch, protocol) {
-            (Some(true), Some((name, _)), Some(launch), Some(protocol)) => Some(ProxySpec {
-                name: name.clone(),
-                launch,
-                protocol,
-            }),
+        let spec = match (enabled, &name, launch, protocol, failure) {
+            (Some(true), Some((name, _)), Some(launch), Some(protocol), Some(failure)) => {
+                Some(ProxySpec {
+                    name: name.clone(),
+                    launch,
+                    protocol,
+                    failure,
+                })
+            }
             _ => None,
         };
         (spec, name)

@@ -112,6 +112,7 @@ fn builtin_demo_agent_alone_is_a_complete_config() {
                 },
             }),
             proxies: Vec::new(),
+            agent_failure: FailurePolicy::default(),
         }
     );
 }
@@ -154,6 +155,9 @@ args = ["-y", "@agentclientprotocol/claude-agent-acp"]
 env = { ANTHROPIC_API_KEY = "${API_KEY}", ZED = "1", A = "2" }
 cwd = "work"
 name = "claude"
+on_failure = "restart"
+startup_timeout = "2m"
+request_timeout = "30m"
 
 [[proxy]]
 name = "context"
@@ -163,11 +167,16 @@ env = { K = "v" }
 cwd = "."
 enabled = true
 protocol = "rfd"
+on_failure = "restart"
+restart_then = "bypass"
+startup_timeout = "5s"
 
 [[proxy]]
 name = "guard"
 command = "guard"
 protocol = "underscore"
+on_failure = "bypass"
+request_timeout = "90s"
 "#,
     );
     assert_eq!(
@@ -207,6 +216,13 @@ protocol = "underscore"
                         cwd: Some(machine.path("conf")),
                     }),
                     protocol: ProxyProtocol::Rfd,
+                    failure: FailurePolicy {
+                        on_failure: OnFailure::Restart {
+                            then: AfterRestarts::Bypass,
+                        },
+                        startup_timeout: Duration::from_secs(5),
+                        request_timeout: None,
+                    },
                 },
                 ProxySpec {
                     name: "guard".to_owned(),
@@ -218,8 +234,20 @@ protocol = "underscore"
                         cwd: None,
                     }),
                     protocol: ProxyProtocol::Underscore,
+                    failure: FailurePolicy {
+                        on_failure: OnFailure::Bypass,
+                        startup_timeout: Duration::from_secs(60),
+                        request_timeout: Some(Duration::from_secs(90)),
+                    },
                 },
             ],
+            agent_failure: FailurePolicy {
+                on_failure: OnFailure::Restart {
+                    then: AfterRestarts::Fail,
+                },
+                startup_timeout: Duration::from_secs(120),
+                request_timeout: Some(Duration::from_secs(1800)),
+            },
         }
     );
 }
@@ -870,6 +898,63 @@ fn name_clash_with_the_agent_is_found_even_when_the_agent_is_invalid() {
             "2:11: command `not-installed` not found next to acp-conductor or on PATH",
             "5:8: proxy name `a` is also the agent's name; every component needs its own name \
              for logs and errors",
+        ]
+    );
+}
+
+#[test]
+fn failure_keys_default_to_failing_the_chain_after_a_minute_without_initialize() {
+    let machine = Machine::new("failure-defaults");
+    let config =
+        machine.valid("[agent]\ncommand = \"npx\"\n[[proxy]]\nname = \"p\"\ncommand = \"guard\"\n");
+    let expected = FailurePolicy {
+        on_failure: OnFailure::Fail,
+        startup_timeout: Duration::from_secs(60),
+        request_timeout: None,
+    };
+    assert_eq!(config.agent_failure, expected);
+    assert_eq!(config.proxies[0].failure, expected);
+}
+
+#[test]
+fn failure_keys_are_checked_where_they_are_written() {
+    let machine = Machine::new("failure-errors");
+    let errors = machine.errors(
+        "[agent]\nbuiltin = \"demo\"\non_failure = \"bypass\"\nrestart_then = \"bypass\"\n\
+         [[proxy]]\nname = \"p\"\ncommand = \"guard\"\non_failure = \"restrat\"\n\
+         startup_timeout = \"0s\"\nrequest_timeout = 30\n\
+         [[proxy]]\nname = \"q\"\ncommand = \"guard\"\non_failure = \"bypass\"\nrestart_then = \"fail\"\n\
+         [[proxy]]\nname = \"r\"\ncommand = \"guard\"\non_failure = \"restart\"\nrestart_then = \"stop\"\n",
+    );
+    assert_eq!(
+        errors,
+        [
+            "3:14: the agent cannot be bypassed: there is nothing behind it for traffic to flow \
+             to; `on_failure` of [agent] must be \"fail\" or \"restart\"",
+            "4:16: the agent cannot be bypassed: there is nothing behind it for traffic to flow \
+             to (leave `restart_then` out; an agent that keeps failing takes the chain down)",
+            "8:14: `on_failure` must be \"fail\", \"bypass\" or \"restart\", found \"restrat\"; \
+             did you mean \"restart\"?",
+            "9:19: `startup_timeout` must be longer than zero",
+            "10:19: `request_timeout` must be a duration such as \"30s\" or \"500ms\", found integer",
+            "15:1: `restart_then` applies only with `on_failure = \"restart\"`: it says what a \
+             component that keeps failing gets once restarts stop",
+            "20:16: `restart_then` must be \"fail\" or \"bypass\", found \"stop\"",
+        ]
+    );
+}
+
+#[test]
+fn the_agent_cannot_fall_back_to_bypass() {
+    let machine = Machine::new("agent-restart-then");
+    let errors = machine.errors(
+        "[agent]\nbuiltin = \"demo\"\non_failure = \"restart\"\nrestart_then = \"bypass\"\n",
+    );
+    assert_eq!(
+        errors,
+        [
+            "4:16: the agent cannot be bypassed: there is nothing behind it for traffic to flow \
+             to (leave `restart_then` out; an agent that keeps failing takes the chain down)",
         ]
     );
 }

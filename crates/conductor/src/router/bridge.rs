@@ -578,6 +578,7 @@ impl<C: Components> Router<C> {
                 origin_id: mcp_id.into(),
                 method: method.into(),
                 purpose: Purpose::Bridge(purpose),
+                deadline: None,
             })
         });
         let params = RawValue::from_string(params.to_string()).expect("built as JSON");
@@ -599,6 +600,9 @@ impl<C: Components> Router<C> {
         let mut out = Vec::new();
         encode::call(&mut out, own.map(|n| n.to_string()).as_deref(), call);
         self.queue(owner, Bytes::from(out), link);
+        if let Some(own) = own {
+            self.arm_deadline(owner, own, false);
+        }
         own
     }
 

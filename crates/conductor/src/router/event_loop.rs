@@ -4,6 +4,7 @@
 use acp_wire::{Envelope, error_code};
 use tokio::time::Instant;
 
+use super::failure::Ending;
 use super::pending::Purpose;
 use super::{Components, Finish, LinkState, Role, Router, RunState, Timer};
 use crate::event::Event;
@@ -54,8 +55,16 @@ impl<C: Components> Router<C> {
             Event::Exited {
                 link,
                 reason,
+                status,
                 stderr_tail,
-            } if self.links.contains(link) => self.component_gone(link, reason, stderr_tail),
+            } if self.links.contains(link) => self.component_gone(
+                link,
+                Ending {
+                    reason,
+                    status,
+                    stderr: stderr_tail,
+                },
+            ),
             Event::Exited { link, reason, .. } => {
                 tracing::debug!(%link, %reason, "exit of a component the router was not given")
             }
@@ -126,7 +135,7 @@ impl<C: Components> Router<C> {
             RunState::Draining { deadline } => Some(deadline),
             _ => None,
         };
-        self.timers.iter().map(|(at, _)| *at).chain(draining).min()
+        self.timers.next().into_iter().chain(draining).min()
     }
 
     fn on_time(&mut self, now: Instant) {
@@ -136,13 +145,13 @@ impl<C: Components> Router<C> {
             self.answer_editor_requests(error_code::SHUTTING_DOWN, STOPPING, None);
             self.state = RunState::Finished(Finish::Stopped);
         }
-        let (due, later) = std::mem::take(&mut self.timers)
-            .into_iter()
-            .partition(|(at, _)| *at <= now);
-        self.timers = later;
-        for (_, timer) in due {
+        while let Some(timer) = self.timers.pop_due(now) {
             match timer {
-                Timer::ExpectExit { link, reason } => self.component_gone(link, reason, Vec::new()),
+                Timer::ExpectExit { link, reason } => {
+                    self.component_gone(link, Ending::because(reason))
+                }
+                Timer::Restart { position } => self.restart_now(position),
+                Timer::Deadline { link } => self.on_deadline(link, now),
             }
         }
     }

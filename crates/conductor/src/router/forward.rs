@@ -15,6 +15,7 @@ use bytes::Bytes;
 use super::initialize::{self, AgentCapabilities};
 use super::mcp_routes::McpRoute;
 use super::pending::{Pending, Purpose, find_forwarded};
+use super::recovery::Health;
 use super::topology::{self, Hop, Position};
 use super::{Components, Role, Router, RunState};
 use crate::link::{LinkId, Queued};
@@ -92,6 +93,9 @@ impl<C: Components> Router<C> {
             match self.mcp_route(origin, method, params) {
                 McpRoute::Ordinary => {}
                 McpRoute::To(hop, rewritten) => {
+                    if self.hold_if_restarting(hop.position, link, frame) {
+                        return;
+                    }
                     let reusable = !origin.wrapped && !hop.wrap && rewritten.is_none();
                     let params = rewritten.as_deref().or(params);
                     return self.deliver(link, hop, id, method, params, meta, frame, reusable);
@@ -115,7 +119,34 @@ impl<C: Components> Router<C> {
                 }
             }
         }
-        let hop = self.topology.next_hop(origin);
+        if let Some(id) = id
+            && method == "initialize"
+            && origin.wrapped
+            && self.answer_initialize_again(from, link, id)
+        {
+            return;
+        }
+        let hop = self.next_hop(origin);
+        if self.hold_if_restarting(hop.position, link, frame) {
+            return;
+        }
+        if !hop.wrap
+            && self.topology.agent_position() == Some(hop.position)
+            && let Some(session) = self.lost_sessions.request(method, params)
+        {
+            let agent = &self.links[self.at(hop.position)];
+            let message = format!(
+                "{} `{}` was restarted and no longer has session `{session}`: start a new \
+                 session, or load this one again if the agent supports it",
+                agent.role.noun(),
+                agent.name
+            );
+            tracing::debug!(%session, method, "request for a session the restarted agent lost");
+            if let Some(id) = id {
+                self.reply_error(link, id.get(), error_code::COMPONENT_FAILED, &message, None);
+            }
+            return;
+        }
         let rewritten = if id.is_some()
             && origin.toward == topology::Toward::Agent
             && crate::mcp::declaration::is_session_setup(method)
@@ -171,7 +202,11 @@ impl<C: Components> Router<C> {
         let target = &self.links[to];
         if !target.alive {
             if let Some(id) = id {
-                let message = format!("{} `{}` is not running", target.role.noun(), target.name);
+                let why = match self.positions[hop.position].health {
+                    Health::Bypassed => "was taken out of the chain after it failed",
+                    _ => "is not running",
+                };
+                let message = format!("{} `{}` {why}", target.role.noun(), target.name);
                 self.reply_error(from, id.get(), error_code::COMPONENT_FAILED, &message, None);
             }
             return;
@@ -220,8 +255,12 @@ impl<C: Components> Router<C> {
                 origin_id: id.get().into(),
                 method: method.into(),
                 purpose,
+                deadline: None,
             })
         });
+        if let Some(own) = own_id {
+            self.arm_deadline(to, own, initializes);
+        }
 
         let bytes = match (own_id, via) {
             (None, None) if reusable && out_method == method && params_untouched(method) => {
@@ -292,8 +331,16 @@ impl<C: Components> Router<C> {
             tracing::warn!(component = %self.links[link].name, id = id.get(), "response to no pending request; dropped");
             return;
         };
-        if let Purpose::Bridge(_) = entry.purpose {
-            return self.on_bridge_response(link, entry, outcome);
+        match entry.purpose {
+            Purpose::Bridge(_) => return self.on_bridge_response(link, entry, outcome),
+            Purpose::Reinitialize => return self.on_reinitialized(link, outcome),
+            _ => {}
+        }
+        if let Outcome::Result(result) = outcome
+            && self.links[link].position.is_some()
+            && self.links[link].position == self.topology.agent_position()
+        {
+            self.lost_sessions.result(&entry.method, result);
         }
         let mut rewritten = None;
         match (&entry.purpose, outcome) {
@@ -349,6 +396,11 @@ impl<C: Components> Router<C> {
             (Some(r), Outcome::Result(_)) => Outcome::Result(r),
             (_, o) => o,
         };
+        if let Outcome::Result(result) = outcome
+            && &*entry.method == "initialize"
+        {
+            self.initialized(entry.origin, result);
+        }
         let mut out = Vec::with_capacity(entry.origin_id.len() + 64 + outcome_len(outcome));
         encode::response(&mut out, &entry.origin_id, outcome);
         self.queue(entry.origin, Bytes::from(out), link);
@@ -371,7 +423,9 @@ impl<C: Components> Router<C> {
             origin_id,
             method: "initialize".into(),
             purpose: Purpose::Relay,
+            deadline: None,
         });
+        self.arm_deadline(link, own, true);
         let params = params
             .as_deref()
             .and_then(|b| std::str::from_utf8(b).ok())
@@ -386,6 +440,18 @@ impl<C: Components> Router<C> {
             },
         );
         self.queue(link, Bytes::from(out), origin);
+    }
+
+    /// `origin` was answered its `initialize`: the editor may now hear of failures, and a
+    /// proxy's answer is kept for a restarted instance of it.
+    fn initialized(&mut self, origin: LinkId, result: &RawValue) {
+        match self.links[origin].position {
+            Some(0) => self.editor_initialized = true,
+            Some(position) if self.topology.is_proxy(position) => {
+                self.positions[position].initialize_answer = Some(result.to_owned());
+            }
+            _ => {}
+        }
     }
 
     /// Answers a request the conductor cannot pass on, on the link it came from.

@@ -3,20 +3,25 @@
 //!
 //! Rules come from [`topology`] (where a message goes) and [`pending`] (where a response
 //! goes). [`forward`] applies them, rewriting ids and method names by splicing; [`failure`]
-//! decides what the end of a component means and answers what was waiting on it;
-//! [`bad_input`] answers what cannot be routed; [`event_loop`] takes events in order and
-//! knows how a run ends; [`bridge`] relays MCP for bridge shims. The router starts nothing
-//! itself: it asks its [`Components`].
+//! decides what the end of a component means and answers what was waiting on it, and
+//! [`recovery`] carries out `bypass` and `restart`; [`deadlines`] fails components that do
+//! not answer in time; [`bad_input`] answers what cannot be routed; [`event_loop`] takes
+//! events in order and knows how a run ends; [`bridge`] relays MCP for bridge shims. The
+//! router starts nothing itself: it asks its [`Components`].
 
 mod bad_input;
 mod bridge;
 mod components;
+mod deadlines;
 mod event_loop;
 mod failure;
 mod forward;
 mod initialize;
+mod lost_sessions;
 mod mcp_routes;
 pub mod pending;
+mod recovery;
+mod timers;
 pub mod topology;
 
 #[cfg(test)]
@@ -31,13 +36,17 @@ use acp_wire::successor::Dialect;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::config::{FailurePolicy, OnFailure};
 use crate::event::Event;
 use crate::link::{Link, LinkId, Outbox, ReadGate};
 use bridge::Shims;
 pub use components::{BridgeEndpoint, Components, Restarted};
 pub use initialize::AgentCapabilities;
+use lost_sessions::LostSessions;
 use mcp_routes::McpTable;
 use pending::PendingRequests;
+use recovery::Health;
+use timers::Timers;
 use topology::{Position, Topology};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +85,8 @@ pub struct ChainLink {
     pub name: String,
     pub role: Role,
     pub dialect: DialectChoice,
+    /// What to do when it fails; ignored for the editor.
+    pub failure: FailurePolicy,
 }
 
 /// How the routing ended.
@@ -121,6 +132,8 @@ struct LinkState {
     paused_senders: Vec<LinkId>,
     dialect: Dialect,
     dialect_pinned: bool,
+    /// When the deadline timer of its requests fires, if one is set.
+    deadline_timer: Option<Instant>,
 }
 
 impl LinkState {
@@ -136,6 +149,7 @@ impl LinkState {
             paused_senders: Vec::new(),
             dialect: Dialect::Rfd,
             dialect_pinned: false,
+            deadline_timer: None,
         }
     }
 }
@@ -189,23 +203,45 @@ enum Timer {
     /// A component closed its output or stopped reading: unless its exit is reported by
     /// then, it is failed with `reason`.
     ExpectExit { link: LinkId, reason: String },
+    /// The backoff of a failed component under `restart` is over: start it again.
+    Restart { position: Position },
+    /// A request the conductor sent on `link` may be past its deadline.
+    Deadline { link: LinkId },
+}
+
+/// The component at one chain position, as the router sees it: its current link, how it
+/// is doing, and what its failures lead to.
+#[derive(Debug)]
+struct PositionState {
+    link: LinkId,
+    policy: FailurePolicy,
+    health: Health,
+    /// When it failed, within the window that decides when restarting stops.
+    failures: Vec<Instant>,
+    /// The `initialize` result it was given, handed again to a restarted proxy that asks its
+    /// successor, so that the rest of the chain is not initialized twice.
+    initialize_answer: Option<Box<RawValue>>,
 }
 
 pub struct Router<C> {
     topology: Topology,
     links: LinkTable,
-    /// The link at each chain position.
-    positions: Vec<LinkId>,
+    /// The component at each chain position (0 is the editor).
+    positions: Vec<PositionState>,
     events: mpsc::Receiver<Event>,
     components: C,
     state: RunState,
-    timers: Vec<(Instant, Timer)>,
+    timers: Timers,
     shutdown_grace: Duration,
     /// The dialect the parent conductor addressed us in (proxy mode).
     parent_dialect: Dialect,
     /// The editor has sent at least one request (so a failure has been, or will be, reported).
     editor_asked: bool,
+    /// The editor has had its `initialize` answered, so it may hear of failures.
+    editor_initialized: bool,
     agent: Option<AgentCapabilities>,
+    /// Sessions a restarted agent no longer has.
+    lost_sessions: LostSessions,
     mcp: McpTable,
     shims: Shims,
 }
@@ -222,13 +258,23 @@ impl<C: Components> Router<C> {
         assert_eq!(chain.len(), topology.link_count(), "one link per position");
         let mut links = LinkTable::default();
         let mut positions = Vec::with_capacity(chain.len());
+        let mut lost_sessions = LostSessions::default();
         for (position, c) in chain.into_iter().enumerate() {
             let (dialect, pinned) = match c.dialect {
                 DialectChoice::Detect => (Dialect::Rfd, false),
                 DialectChoice::Pinned(d) => (d, true),
             };
             let id = c.link.id;
-            positions.push(id);
+            if position == topology.agent_position().unwrap_or(usize::MAX) {
+                lost_sessions.track(matches!(c.failure.on_failure, OnFailure::Restart { .. }));
+            }
+            positions.push(PositionState {
+                link: id,
+                policy: c.failure,
+                health: Health::Up,
+                failures: Vec::new(),
+                initialize_answer: None,
+            });
             links.insert(
                 id,
                 LinkState {
@@ -245,11 +291,13 @@ impl<C: Components> Router<C> {
             events,
             components,
             state: RunState::Running,
-            timers: Vec::new(),
+            timers: Timers::default(),
             shutdown_grace,
             parent_dialect: Dialect::Rfd,
             editor_asked: false,
+            editor_initialized: false,
             agent: None,
+            lost_sessions,
             mcp: McpTable::default(),
             shims: Shims::default(),
         }
@@ -267,11 +315,11 @@ impl<C: Components> Router<C> {
 
     /// The link at `position` now.
     fn at(&self, position: Position) -> LinkId {
-        self.positions[position]
+        self.positions[position].link
     }
 
     /// The editor's link (in proxy mode, the parent conductor's).
     fn editor(&self) -> LinkId {
-        self.positions[0]
+        self.positions[0].link
     }
 }

@@ -1,8 +1,11 @@
 //! What the router waits for on each link: for every request it sent there, where the
 //! response goes (the link and id it came from) and what else the response is for.
 
+use std::time::Duration;
+
 use acp_wire::{IdKey, OutgoingRequests, RawValue};
 use bytes::Bytes;
+use tokio::time::Instant;
 
 use super::bridge::BridgeCall;
 use crate::link::LinkId;
@@ -26,6 +29,9 @@ pub enum Purpose {
     McpConnect,
     /// A request the MCP bridge made for the shim that is the entry's origin.
     Bridge(BridgeCall),
+    /// The `initialize` the conductor sent a component it started again; the answer is its
+    /// own.
+    Reinitialize,
 }
 
 /// One request the conductor sent and waits to hear back about.
@@ -37,6 +43,9 @@ pub struct Pending {
     pub origin_id: Box<str>,
     pub method: Box<str>,
     pub purpose: Purpose,
+    /// When the component must have answered (and the limit that set it), if its policy
+    /// sets one.
+    pub deadline: Option<(Instant, Duration)>,
 }
 
 /// Our id for the request `origin` sent with id `key`, if it is still pending in `requests`.
@@ -59,6 +68,7 @@ mod tests {
             origin_id: id.into(),
             method: "m".into(),
             purpose: Purpose::Relay,
+            deadline: None,
         }
     }
 

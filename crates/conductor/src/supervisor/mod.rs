@@ -18,7 +18,9 @@ use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
 use crate::component::{Instance, Started, native, wasm};
-use crate::config::{AgentSpec, CommandSpec, Config, ProxyLaunch, ProxyProtocol, WasmSpec};
+use crate::config::{
+    AgentSpec, CommandSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, WasmSpec,
+};
 use crate::event::Event;
 use crate::link::{Link, LinkId, Links};
 use crate::router::topology::{Position, Topology};
@@ -44,6 +46,7 @@ struct Slot {
     name: String,
     role: Role,
     dialect: DialectChoice,
+    failure: FailurePolicy,
     launch: Launch,
     /// The params of the `initialize` it got, to initialize a new instance the same way.
     initialize_params: Option<Bytes>,
@@ -81,6 +84,7 @@ impl Supervisor {
                     ProxyProtocol::Rfd => DialectChoice::Pinned(Dialect::Rfd),
                     ProxyProtocol::Underscore => DialectChoice::Pinned(Dialect::Underscore),
                 },
+                failure: proxy.failure,
                 launch: match &proxy.launch {
                     ProxyLaunch::Native(command) => Launch::Native(command.clone()),
                     ProxyLaunch::Wasm(spec) => Launch::Wasm(spec.clone()),
@@ -104,6 +108,7 @@ impl Supervisor {
                 name,
                 role: Role::Agent,
                 dialect: DialectChoice::Pinned(Dialect::Rfd),
+                failure: config.agent_failure,
                 launch,
                 initialize_params: None,
                 current: None,
@@ -134,6 +139,7 @@ impl Supervisor {
                     name: slot.name.clone(),
                     role: slot.role,
                     dialect: slot.dialect,
+                    failure: slot.failure,
                 }
             })
             .collect()
@@ -163,6 +169,7 @@ impl Supervisor {
                 self.report(Event::Exited {
                     link: link.id,
                     reason,
+                    status: None,
                     stderr_tail: Vec::new(),
                 });
                 link
@@ -221,12 +228,11 @@ impl Components for Supervisor {
         let Some(current) = self.slot(position).current.take() else {
             return;
         };
-        let instance = &self.instances[current];
-        if instance.has_stopped() {
-            return;
-        }
+        // Even an instance that has exited may have left processes in its group (an `npx`
+        // whose child ignored the end of its input): those are signalled too.
+        let instance = self.instances[current].clone();
         tracing::debug!(component = %self.slots[position - 1].name, "stopping");
-        tokio::spawn(stop_instances(vec![instance.clone()]));
+        tokio::spawn(stop_instances(vec![instance]));
     }
 
     fn initialized(&mut self, position: Position, params: Bytes) {

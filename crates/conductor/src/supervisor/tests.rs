@@ -9,7 +9,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::config::{ConductorSettings, ProxySpec};
+use crate::config::{ConductorSettings, FailurePolicy, ProxySpec};
 use crate::link::{LinkEvent, LinkLimits};
 use crate::router::topology::ChainMode;
 
@@ -33,7 +33,9 @@ fn supervisor(agent: Option<AgentSpec>) -> (Supervisor, mpsc::Receiver<Event>) {
             name: "echo".to_string(),
             launch: ProxyLaunch::Native(cat("echo")),
             protocol: ProxyProtocol::Auto,
+            failure: FailurePolicy::default(),
         }],
+        agent_failure: FailurePolicy::default(),
     };
     let topology = Topology {
         proxies: 1,

@@ -86,7 +86,7 @@ pub(crate) fn spawn(
         stderr.finish();
         // Its last messages reach the router before the news that it is gone.
         done.reader_finished().await;
-        report_exit(&events, id, &name, reason, tail.lines()).await;
+        report_exit(&events, id, &name, reason, None, tail.lines()).await;
     };
     let task = tokio::spawn(async move {
         let _stopped = StopSignal(stopped_tx);

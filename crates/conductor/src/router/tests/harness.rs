@@ -1,6 +1,7 @@
 //! A router over in-memory links: every position is a [`Peer`] the test plays, components are
 //! a fake that records what the router asked of it. No process, no socket, no thread.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::config::FailurePolicy;
 use crate::event::Event;
 use crate::link::{Link, LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
 use crate::router::topology::{ChainMode, Position, Topology};
@@ -21,29 +23,48 @@ use crate::router::{
 const PATIENCE: Duration = Duration::from_secs(10);
 
 /// What the router asked of its components.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Asked {
     pub initialized: Vec<(Position, String)>,
     pub bridge_opened: usize,
+    pub stopped: Vec<Position>,
+    pub restarted: Vec<Position>,
+    /// The far ends of links made by restarts, until a test takes them.
+    new_peers: Vec<(Position, Peer)>,
 }
 
-/// Components that start nothing: records the router's requests.
+/// Components that start nothing: records the router's requests; a restart makes a new
+/// in-memory link whose far end the test takes with [`Chain::restarted`].
 pub struct FakeComponents {
     links: Links,
     asked: Arc<Mutex<Asked>>,
+    /// The params each position was initialized with, handed back on restart.
+    initialize_params: HashMap<Position, Bytes>,
 }
 
 impl Components for FakeComponents {
-    fn restart(&mut self, _position: Position) -> Restarted {
+    fn restart(&mut self, position: Position) -> Restarted {
+        let (link, end) = self.links.memory(1024);
+        let peer = Peer {
+            id: link.id,
+            gate: link.gate.clone(),
+            end,
+        };
+        let mut asked = self.asked.lock().unwrap();
+        asked.restarted.push(position);
+        asked.new_peers.push((position, peer));
         Restarted {
-            link: self.links.unconnected(),
-            initialize_params: None,
+            link,
+            initialize_params: self.initialize_params.get(&position).cloned(),
         }
     }
 
-    fn stop(&mut self, _position: Position) {}
+    fn stop(&mut self, position: Position) {
+        self.asked.lock().unwrap().stopped.push(position);
+    }
 
     fn initialized(&mut self, position: Position, params: Bytes) {
+        self.initialize_params.insert(position, params.clone());
         let params = String::from_utf8(params.to_vec()).expect("UTF-8 params");
         self.asked
             .lock()
@@ -117,6 +138,8 @@ pub struct Spec {
     /// Every proxy's dialect (the editor's and the agent's are pinned to the RFD).
     pub dialect: DialectChoice,
     pub shutdown_grace: Duration,
+    /// Failure policies by position; every other position has the default (`fail`).
+    pub failure: HashMap<Position, FailurePolicy>,
 }
 
 impl Spec {
@@ -132,7 +155,13 @@ impl Spec {
             peer_capacity: 1024,
             dialect: DialectChoice::Pinned(Dialect::Rfd),
             shutdown_grace: Duration::from_secs(2),
+            failure: HashMap::new(),
         }
+    }
+
+    pub fn on_failure(mut self, position: Position, policy: FailurePolicy) -> Spec {
+        self.failure.insert(position, policy);
+        self
     }
 
     pub fn proxy_mode(mut self) -> Spec {
@@ -175,12 +204,14 @@ impl Spec {
                 name,
                 role,
                 dialect,
+                failure: self.failure.get(&position).copied().unwrap_or_default(),
             });
         }
         let asked = Arc::new(Mutex::new(Asked::default()));
         let components = FakeComponents {
             links: links.clone(),
             asked: asked.clone(),
+            initialize_params: HashMap::new(),
         };
         let mut router = Router::new(topology, chain, received, components, self.shutdown_grace);
         let routing = tokio::spawn(async move { router.run().await });
@@ -244,9 +275,37 @@ impl Chain {
         self.report(Event::Exited {
             link,
             reason: reason.to_string(),
+            status: None,
             stderr_tail: stderr.iter().map(|s| s.to_string()).collect(),
         })
         .await;
+    }
+
+    /// Waits for the component at `position` to be started again, and plays it from then on.
+    pub async fn restarted(&mut self, position: Position) -> &mut Peer {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let peer = loop {
+            let taken = {
+                let mut asked = self.asked.lock().unwrap();
+                let found = asked.new_peers.iter().position(|(p, _)| *p == position);
+                found.map(|i| asked.new_peers.remove(i).1)
+            };
+            if let Some(peer) = taken {
+                break peer;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "position {position} was not started again in {PATIENCE:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let slot = if self.agent.is_some() && position == self.proxies.len() + 1 {
+            self.agent.as_mut().expect("checked")
+        } else {
+            &mut self.proxies[position - 1]
+        };
+        *slot = peer;
+        slot
     }
 
     /// A new bridge shim connection, as the supervisor would announce it.

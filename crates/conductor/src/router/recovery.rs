@@ -1,0 +1,279 @@
+//! Keeping the chain going past a failed component: `bypass` takes a proxy out so traffic
+//! flows around it; `restart` starts it again, initializes it as before, and holds what is
+//! sent to it meanwhile, delivering it in order once the new instance is initialized.
+//!
+//! A restarted proxy that asks its successor to `initialize` is answered with what its first
+//! instance was answered: the rest of the chain is not initialized twice. Sessions opened
+//! before are not replayed to it (docs/failures.md says why).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use acp_wire::encode::{self, Call};
+use acp_wire::{Outcome, RawValue};
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use super::failure::Ending;
+use super::pending::{Pending, Purpose};
+use super::topology::{Hop, Origin, Position};
+use super::{Components, LinkState, Restarted, Role, Router, RunState, Timer};
+use crate::link::LinkId;
+
+/// What is held for one restarting component before its sender is paused.
+const HELD_LIMIT: usize = 16 << 20;
+
+/// The notification that tells the editor a restarted component is running again.
+pub const RESTARTED_NOTIFICATION: &str = "_acp-conductor/component_restarted";
+
+/// How the component at a position is doing.
+#[derive(Debug, Default)]
+pub(super) enum Health {
+    #[default]
+    Up,
+    /// Failed under `restart`: waiting out its backoff, then for its new instance to answer
+    /// `initialize`.
+    Restarting(Restart),
+    /// Taken out of the chain: traffic flows around it.
+    Bypassed,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Restart {
+    /// Frames sent toward it meanwhile, with the link each came from, in arrival order.
+    held: VecDeque<(LinkId, Bytes)>,
+    held_bytes: usize,
+    /// Links paused because they sent more than [`HELD_LIMIT`] toward it.
+    paused: Vec<LinkId>,
+    /// The new instance is started and has been sent `initialize`.
+    initializing: bool,
+}
+
+impl<C: Components> Router<C> {
+    /// The next hop for a message from `origin`, around bypassed proxies.
+    pub(super) fn next_hop(&self, origin: Origin) -> Hop {
+        let mut hop = self.topology.next_hop(origin);
+        while self.topology.is_proxy(hop.position)
+            && matches!(self.positions[hop.position].health, Health::Bypassed)
+        {
+            hop = self.topology.next_hop(Origin {
+                position: hop.position,
+                toward: origin.toward,
+                wrapped: false,
+            });
+        }
+        hop
+    }
+
+    /// Holds `frame`, from `from`, if the component at `position` is restarting; says whether
+    /// it did.
+    pub(super) fn hold_if_restarting(
+        &mut self,
+        position: Position,
+        from: LinkId,
+        frame: &Bytes,
+    ) -> bool {
+        let Health::Restarting(restart) = &mut self.positions[position].health else {
+            return false;
+        };
+        restart.held.push_back((from, frame.clone()));
+        restart.held_bytes += frame.len();
+        if restart.held_bytes > HELD_LIMIT && !restart.paused.contains(&from) {
+            restart.paused.push(from);
+            self.links[from].gate.pause();
+        }
+        true
+    }
+
+    /// Takes the proxy at `position` out of the chain; what was held for it goes around it.
+    pub(super) fn bypass(&mut self, position: Position) {
+        let previous = std::mem::replace(&mut self.positions[position].health, Health::Bypassed);
+        self.timers
+            .cancel(|t| matches!(t, Timer::Restart { position: p } if *p == position));
+        self.components.stop(position);
+        if let Health::Restarting(restart) = previous {
+            self.deliver_held(restart);
+        }
+    }
+
+    /// Starts the component at `position` again after `after`; what is sent to it meanwhile
+    /// is held.
+    pub(super) fn restart_later(&mut self, position: Position, after: Duration) {
+        let state = &mut self.positions[position];
+        match &mut state.health {
+            Health::Restarting(restart) => restart.initializing = false,
+            health => *health = Health::Restarting(Restart::default()),
+        }
+        if self.topology.agent_position() == Some(position) {
+            self.lost_sessions.agent_restarted();
+        }
+        // An instance that closed its output or missed a deadline may still be running.
+        self.components.stop(position);
+        self.timers
+            .at(Instant::now() + after, Timer::Restart { position });
+    }
+
+    /// The backoff is over: a new instance, initialized with what the first one was given.
+    pub(super) fn restart_now(&mut self, position: Position) {
+        if !matches!(self.state, RunState::Running)
+            || !matches!(self.positions[position].health, Health::Restarting(_))
+        {
+            return;
+        }
+        let Restarted {
+            link,
+            initialize_params,
+        } = self.components.restart(position);
+        let new = link.id;
+        let old = &self.links[self.at(position)];
+        let state = LinkState {
+            dialect: old.dialect,
+            dialect_pinned: old.dialect_pinned,
+            ..LinkState::new(old.name.clone(), old.role, Some(position), link)
+        };
+        let (name, role) = (state.name.clone(), state.role);
+        self.links.insert(new, state);
+        self.positions[position].link = new;
+        let Some(params) = initialize_params else {
+            // It had not been initialized yet: it will be, by what was held for it.
+            tracing::info!(component = %name, "started again");
+            return self.recovered(position);
+        };
+        tracing::info!(component = %name, "started again; initializing it as before");
+        let method = match role {
+            Role::Proxy => self.links[new].dialect.initialize_method(),
+            _ => "initialize",
+        };
+        let own = self.links[new].pending.register(Pending {
+            origin: new,
+            origin_id: "null".into(),
+            method: "initialize".into(),
+            purpose: Purpose::Reinitialize,
+            deadline: None,
+        });
+        let params = std::str::from_utf8(&params)
+            .ok()
+            .and_then(|s| serde_json::from_str::<&RawValue>(s).ok());
+        let mut out = Vec::new();
+        encode::call(
+            &mut out,
+            Some(&own.to_string()),
+            Call::Plain { method, params },
+        );
+        self.queue(new, Bytes::from(out), new);
+        self.arm_deadline(new, own, true);
+        if let Health::Restarting(restart) = &mut self.positions[position].health {
+            restart.initializing = true;
+        }
+    }
+
+    /// The new instance answered the `initialize` the conductor sent it.
+    pub(super) fn on_reinitialized(&mut self, link: LinkId, outcome: Outcome<'_>) {
+        let Some(position) = self.links[link].position else {
+            return;
+        };
+        match outcome {
+            Outcome::Result(result) => {
+                if self.links[link].role == Role::Agent {
+                    self.agent = Some(super::AgentCapabilities::read(result));
+                }
+                self.recovered(position);
+            }
+            Outcome::Error(error) => {
+                let reason = format!("answered initialize with an error: {}", error.get());
+                self.component_gone(link, Ending::because(reason));
+            }
+        }
+    }
+
+    /// A restarted proxy asks its successor to `initialize` as its first instance did: it is
+    /// answered with what that instance got. Says whether it was.
+    pub(super) fn answer_initialize_again(
+        &mut self,
+        from: Position,
+        link: LinkId,
+        id: &RawValue,
+    ) -> bool {
+        let state = &self.positions[from];
+        let (
+            Health::Restarting(Restart {
+                initializing: true, ..
+            }),
+            Some(answer),
+        ) = (&state.health, &state.initialize_answer)
+        else {
+            return false;
+        };
+        let mut out = Vec::with_capacity(answer.get().len() + 64);
+        encode::response(&mut out, id.get(), Outcome::Result(answer));
+        self.queue(link, Bytes::from(out), link);
+        true
+    }
+
+    /// The component at `position` is running again: what was held for it goes on, in order.
+    fn recovered(&mut self, position: Position) {
+        let Health::Restarting(restart) =
+            std::mem::replace(&mut self.positions[position].health, Health::Up)
+        else {
+            return;
+        };
+        let link = self.at(position);
+        let name = self.links[link].name.clone();
+        tracing::info!(component = %name, held = restart.held.len(), "running again");
+        self.announce_restarted(&name);
+        self.deliver_held(restart);
+    }
+
+    fn deliver_held(&mut self, restart: Restart) {
+        for sender in restart.paused {
+            self.links[sender].gate.resume();
+        }
+        for (from, frame) in restart.held {
+            if !self.links[from].alive {
+                continue;
+            }
+            if self.links[from].role == Role::Shim {
+                self.on_shim_frame(from, frame);
+            } else {
+                self.on_frame(from, frame);
+            }
+        }
+    }
+
+    /// Under `fail`: the requests held for a restarting component are answered.
+    pub(super) fn answer_held(&mut self, position: Position, message: &str, data: &RawValue) {
+        let Health::Restarting(restart) =
+            std::mem::replace(&mut self.positions[position].health, Health::Up)
+        else {
+            return;
+        };
+        for sender in &restart.paused {
+            self.links[*sender].gate.resume();
+        }
+        for (from, frame) in restart.held {
+            if let Ok(acp_wire::Envelope::Request { id, .. }) = acp_wire::parse(&frame) {
+                let code = acp_wire::error_code::COMPONENT_FAILED;
+                self.reply_error(from, id.get(), code, message, Some(data));
+            }
+        }
+    }
+
+    fn announce_restarted(&mut self, name: &str) {
+        if !self.editor_initialized {
+            return;
+        }
+        let params = serde_json::json!({ "component": name }).to_string();
+        let params = RawValue::from_string(params).expect("json! is valid JSON");
+        let editor = self.editor();
+        let mut out = Vec::new();
+        encode::call(
+            &mut out,
+            None,
+            Call::Plain {
+                method: RESTARTED_NOTIFICATION,
+                params: Some(&params),
+            },
+        );
+        self.queue(editor, Bytes::from(out), editor);
+    }
+}
