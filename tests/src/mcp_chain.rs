@@ -46,7 +46,11 @@ pub fn use_rmcp_agent(chain: &mut TestChain, args: &[&str]) {
         chain.file(RMCP, "record").display().to_string(),
     ];
     all.extend(args.iter().map(|a| a.to_string()));
-    chain.agent = Some(AgentEntry { command, args: all });
+    chain.agent = Some(AgentEntry {
+        command,
+        args: all,
+        settings: Vec::new(),
+    });
 }
 
 /// The `test-mcp-provider` fixture, built with the test-agent into the same directory.

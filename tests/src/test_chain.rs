@@ -19,6 +19,8 @@ pub struct ProxyEntry {
     pub args: Vec<String>,
     pub protocol: Option<String>,
     pub enabled: Option<bool>,
+    /// Other keys with their values as TOML text, in order.
+    pub settings: Vec<(String, String)>,
 }
 
 impl ProxyEntry {
@@ -38,6 +40,12 @@ impl ProxyEntry {
         self.enabled = Some(enabled);
         self
     }
+
+    /// Sets another key, its value given as TOML text (`"\"bypass\""`, `"true"`).
+    pub fn setting(&mut self, key: &str, value: &str) -> &mut Self {
+        self.settings.push((key.to_string(), value.to_string()));
+        self
+    }
 }
 
 /// The `[agent]` table.
@@ -45,6 +53,8 @@ impl ProxyEntry {
 pub struct AgentEntry {
     pub command: PathBuf,
     pub args: Vec<String>,
+    /// Other keys with their values as TOML text, in order.
+    pub settings: Vec<(String, String)>,
 }
 
 /// A test's chain configuration and the directory it lives in.
@@ -70,6 +80,7 @@ impl TestChain {
         let agent = AgentEntry {
             command: binaries.agent.clone(),
             args: fixture_args(&dir, AGENT),
+            settings: Vec::new(),
         };
         Self {
             dir,
@@ -79,6 +90,13 @@ impl TestChain {
             builtin_agent: None,
             conductor: Vec::new(),
         }
+    }
+
+    /// Sets another `[agent]` key, its value given as TOML text.
+    pub fn agent_setting(&mut self, key: &str, value: &str) -> &mut Self {
+        let agent = self.agent.as_mut().expect("a chain with a command agent");
+        agent.settings.push((key.to_string(), value.to_string()));
+        self
     }
 
     /// A chain with the conductor's built-in demo agent (`[agent] builtin = "demo"`) and no
@@ -125,6 +143,7 @@ impl TestChain {
             args: args.iter().map(|a| a.as_ref().to_string()).collect(),
             protocol: None,
             enabled: None,
+            settings: Vec::new(),
         });
         self.proxies.last_mut().expect("just pushed")
     }
@@ -173,7 +192,11 @@ impl TestChain {
                 "command = {}\n",
                 toml_string(&agent.command.display().to_string())
             ));
-            text.push_str(&format!("args = {}\n\n", toml_array(&agent.args)));
+            text.push_str(&format!("args = {}\n", toml_array(&agent.args)));
+            for (key, value) in &agent.settings {
+                text.push_str(&format!("{key} = {value}\n"));
+            }
+            text.push('\n');
         }
         if let Some(builtin) = &self.builtin_agent {
             text.push_str(&format!("[agent]\nbuiltin = {}\n\n", toml_string(builtin)));
@@ -191,6 +214,9 @@ impl TestChain {
             }
             if let Some(enabled) = proxy.enabled {
                 text.push_str(&format!("enabled = {enabled}\n"));
+            }
+            for (key, value) in &proxy.settings {
+                text.push_str(&format!("{key} = {value}\n"));
             }
             text.push('\n');
         }

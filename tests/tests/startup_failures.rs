@@ -33,6 +33,7 @@ fn agent_that_exits_at_startup_fails_initialize_with_its_name() {
     chain.agent = Some(acp_conductor_tests::test_chain::AgentEntry {
         command: "/bin/false".into(),
         args: Vec::new(),
+        settings: Vec::new(),
     });
     let mut editor = chain.launch();
     let exchange = editor.request("initialize", initialize_params());

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use acp_conductor::config::{
-    CommandSpec, ConductorSettings, Config, ProxyLaunch, ProxyProtocol, ProxySpec, Sandbox,
-    WasmSpec,
+    CommandSpec, ConductorSettings, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, ProxySpec,
+    Sandbox, WasmSpec,
 };
 use acp_conductor::event::Event;
 use acp_conductor::link::{LinkEvent, LinkLimits, Links};
@@ -91,7 +91,9 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
             name: "proxy".to_owned(),
             launch,
             protocol: ProxyProtocol::Rfd,
+            failure: FailurePolicy::default(),
         }],
+        agent_failure: FailurePolicy::default(),
     };
     let topology = Topology {
         proxies: 1,

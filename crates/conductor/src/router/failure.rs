@@ -138,12 +138,14 @@ impl<C: Components> Router<C> {
         match action {
             Action::Fail { .. } => self.fail_chain(link, position, message, data),
             Action::Bypass { .. } => {
+                let initializing = self.take_initialize_requests(link);
                 self.answer_requests_sent_to(link, &message, &data);
-                self.bypass(position);
+                self.bypass(position, initializing);
             }
             Action::Restart { after } => {
+                let initializing = self.take_initialize_requests(link);
                 self.answer_requests_sent_to(link, &message, &data);
-                self.restart_later(position, after);
+                self.restart_later(position, after, initializing);
             }
         }
     }
@@ -198,6 +200,14 @@ impl<C: Components> Router<C> {
             RunState::Running => RunState::Failed(Failure { message, data }),
             _ => RunState::Finished(Finish::Failed),
         };
+    }
+
+    /// The `initialize` requests passed on to `link` and not answered yet.
+    fn take_initialize_requests(&mut self, link: LinkId) -> Vec<Pending> {
+        self.links[link].pending.take_where(|p| {
+            &*p.method == "initialize"
+                && matches!(p.purpose, Purpose::Relay | Purpose::ProxyInitialize { .. })
+        })
     }
 
     /// Answers every request the conductor sent on `link` and still waits for.

@@ -245,6 +245,7 @@ impl<C: Components> Router<C> {
         }
         if initializes {
             let kept = params.map_or_else(Bytes::new, |p| keep_bytes(frame, p));
+            self.positions[hop.position].initialize_params = Some(kept.clone());
             self.components.initialized(hop.position, kept);
         }
 

@@ -33,6 +33,7 @@ use std::time::Duration;
 
 use acp_wire::RawValue;
 use acp_wire::successor::Dialect;
+use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -218,6 +219,9 @@ struct PositionState {
     health: Health,
     /// When it failed, within the window that decides when restarting stops.
     failures: Vec<Instant>,
+    /// The params of the `initialize` it was sent, sent on around it if it is bypassed
+    /// before answering.
+    initialize_params: Option<Bytes>,
     /// The `initialize` result it was given, handed again to a restarted proxy that asks its
     /// successor, so that the rest of the chain is not initialized twice.
     initialize_answer: Option<Box<RawValue>>,
@@ -273,6 +277,7 @@ impl<C: Components> Router<C> {
                 policy: c.failure,
                 health: Health::Up,
                 failures: Vec::new(),
+                initialize_params: None,
                 initialize_answer: None,
             });
             links.insert(

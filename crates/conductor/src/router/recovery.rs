@@ -10,13 +10,14 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use acp_wire::encode::{self, Call};
+use acp_wire::successor::EnvelopeMeta;
 use acp_wire::{Outcome, RawValue};
 use bytes::Bytes;
 use tokio::time::Instant;
 
 use super::failure::Ending;
 use super::pending::{Pending, Purpose};
-use super::topology::{Hop, Origin, Position};
+use super::topology::{Hop, Origin, Position, Toward};
 use super::{Components, LinkState, Restarted, Role, Router, RunState, Timer};
 use crate::link::LinkId;
 
@@ -47,6 +48,9 @@ pub(super) struct Restart {
     paused: Vec<LinkId>,
     /// The new instance is started and has been sent `initialize`.
     initializing: bool,
+    /// `initialize` requests the failed instance never answered: sent to the new one (or
+    /// around it, if it is bypassed) instead of failing the editor's start.
+    initialize_waiting: Vec<Pending>,
 }
 
 impl<C: Components> Router<C> {
@@ -85,24 +89,79 @@ impl<C: Components> Router<C> {
         true
     }
 
-    /// Takes the proxy at `position` out of the chain; what was held for it goes around it.
-    pub(super) fn bypass(&mut self, position: Position) {
+    /// Takes the proxy at `position` out of the chain; `initialize` requests it never
+    /// answered, and what was held for it, go around it.
+    pub(super) fn bypass(&mut self, position: Position, initialize_waiting: Vec<Pending>) {
         let previous = std::mem::replace(&mut self.positions[position].health, Health::Bypassed);
         self.timers
             .cancel(|t| matches!(t, Timer::Restart { position: p } if *p == position));
         self.components.stop(position);
-        if let Health::Restarting(restart) = previous {
-            self.deliver_held(restart);
+        let mut restart = match previous {
+            Health::Restarting(restart) => restart,
+            _ => Restart::default(),
+        };
+        restart.initialize_waiting.extend(initialize_waiting);
+        for request in std::mem::take(&mut restart.initialize_waiting) {
+            self.initialize_around(position, request);
         }
+        self.deliver_held(restart);
+    }
+
+    /// An `initialize` the proxy at `position` had not answered when it was bypassed goes on
+    /// to its successor, so that a proxy stuck at start does not keep the editor from
+    /// starting.
+    fn initialize_around(&mut self, position: Position, request: Pending) {
+        let hop = self.next_hop(Origin {
+            position,
+            toward: Toward::Agent,
+            wrapped: false,
+        });
+        self.send_initialize_again(position, hop, request);
+    }
+
+    /// Sends `request`, an `initialize` that was sent to the component at `position` and never
+    /// answered, again on `hop`. Initialization is the one request safe to send twice.
+    fn send_initialize_again(&mut self, position: Position, hop: Hop, request: Pending) {
+        let params = self.positions[position].initialize_params.clone();
+        let params = params
+            .as_deref()
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|s| serde_json::from_str::<&RawValue>(s).ok());
+        let Ok(id) = RawValue::from_string(request.origin_id.into()) else {
+            return;
+        };
+        if !self.links[request.origin].alive {
+            return;
+        }
+        let none = EnvelopeMeta::default();
+        let frame = Bytes::new();
+        self.deliver(
+            request.origin,
+            hop,
+            Some(&id),
+            "initialize",
+            params,
+            none,
+            &frame,
+            false,
+        );
     }
 
     /// Starts the component at `position` again after `after`; what is sent to it meanwhile
     /// is held.
-    pub(super) fn restart_later(&mut self, position: Position, after: Duration) {
+    pub(super) fn restart_later(
+        &mut self,
+        position: Position,
+        after: Duration,
+        initialize_waiting: Vec<Pending>,
+    ) {
         let state = &mut self.positions[position];
-        match &mut state.health {
-            Health::Restarting(restart) => restart.initializing = false,
-            health => *health = Health::Restarting(Restart::default()),
+        if !matches!(state.health, Health::Restarting(_)) {
+            state.health = Health::Restarting(Restart::default());
+        }
+        if let Health::Restarting(restart) = &mut state.health {
+            restart.initializing = false;
+            restart.initialize_waiting.extend(initialize_waiting);
         }
         if self.topology.agent_position() == Some(position) {
             self.lost_sessions.agent_restarted();
@@ -134,8 +193,16 @@ impl<C: Components> Router<C> {
         let (name, role) = (state.name.clone(), state.role);
         self.links.insert(new, state);
         self.positions[position].link = new;
-        let Some(params) = initialize_params else {
-            // It had not been initialized yet: it will be, by what was held for it.
+        let waiting = match &self.positions[position].health {
+            Health::Restarting(restart) => !restart.initialize_waiting.is_empty(),
+            _ => false,
+        };
+        let params = match initialize_params {
+            // It had not answered its `initialize` yet: it gets that request again.
+            _ if waiting => None,
+            params => params,
+        };
+        let Some(params) = params else {
             tracing::info!(component = %name, "started again");
             return self.recovered(position);
         };
@@ -221,6 +288,14 @@ impl<C: Components> Router<C> {
         let name = self.links[link].name.clone();
         tracing::info!(component = %name, held = restart.held.len(), "running again");
         self.announce_restarted(&name);
+        let mut restart = restart;
+        let hop = Hop {
+            position,
+            wrap: false,
+        };
+        for request in std::mem::take(&mut restart.initialize_waiting) {
+            self.send_initialize_again(position, hop, request);
+        }
         self.deliver_held(restart);
     }
 
@@ -249,6 +324,16 @@ impl<C: Components> Router<C> {
         };
         for sender in &restart.paused {
             self.links[*sender].gate.resume();
+        }
+        for request in restart.initialize_waiting {
+            let code = acp_wire::error_code::COMPONENT_FAILED;
+            self.reply_error(
+                request.origin,
+                &request.origin_id,
+                code,
+                message,
+                Some(data),
+            );
         }
         for (from, frame) in restart.held {
             if let Ok(acp_wire::Envelope::Request { id, .. }) = acp_wire::parse(&frame) {

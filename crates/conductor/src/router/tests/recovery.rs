@@ -320,3 +320,47 @@ async fn a_restarted_agent_is_initialized_again_and_its_old_sessions_are_refused
         "session/prompt"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_proxy_stuck_at_start_under_bypass_lets_initialize_go_around_it() {
+    let stuck = FailurePolicy {
+        startup_timeout: Duration::from_secs(5),
+        ..policy(OnFailure::Bypass)
+    };
+    let mut chain = Spec::new(1).on_failure(1, stuck).start();
+    let asked = chain.editor_sends(INITIALIZE).await;
+    assert_eq!(asked["method"], "proxy/initialize");
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let init = chain.agent().recv().await;
+    assert_eq!(init["method"], "initialize");
+    assert_eq!(init["params"], json!({"protocolVersion":1}));
+    let own = init["id"].clone();
+    chain.agent().send(
+        &json!({"jsonrpc":"2.0","id":own,"result":{"protocolVersion":1,"agentCapabilities":{}}})
+            .to_string(),
+    );
+    let answer = chain.editor.recv().await;
+    assert_eq!(answer["id"], 0);
+    assert_eq!(answer["result"]["protocolVersion"], 1);
+    assert_eq!(chain.asked.lock().unwrap().stopped, [1]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_initialize_the_failed_instance_never_answered_goes_to_the_new_one_once() {
+    let mut chain = Spec::new(1)
+        .on_failure(1, restart(AfterRestarts::Fail))
+        .start();
+    chain.editor_sends(INITIALIZE).await;
+    let p1 = chain.proxy(1).id;
+    chain.exited(p1, "exited with status 1", &[]).await;
+    let p1 = chain.restarted(1).await;
+    let init = p1.recv().await;
+    assert_eq!(init["method"], "proxy/initialize");
+    assert_eq!(init["params"], json!({"protocolVersion":1}));
+    let id = init["id"].clone();
+    p1.send(&json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":1}}).to_string());
+    assert!(p1.has_pending().is_none(), "initialized once");
+    let answer = chain.editor.recv().await;
+    assert_eq!(answer["id"], 0);
+    assert_eq!(answer["result"]["protocolVersion"], 1);
+}

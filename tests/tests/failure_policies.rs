@@ -1,0 +1,251 @@
+//! Failure policies with real processes: a killed proxy under `bypass` is routed around and
+//! the session goes on; under `restart` it comes back initialized as before; a proxy that
+//! cannot start falls back after three failures; one stuck at start is timed out (and killed
+//! with its group even though it ignores SIGTERM); a restarted agent's sessions are refused.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use acp_conductor_tests::agent_script::HANGING;
+use acp_conductor_tests::editor::{Editor, initialize_params, patience, prompt_params};
+use acp_conductor_tests::processes::{is_running, wait_until_gone};
+use acp_conductor_tests::scenario::chunk_of;
+use acp_conductor_tests::{TestChain, binaries};
+use serde_json::Value;
+
+const FAILED: &str = "_acp-conductor/component_failed";
+const RESTARTED: &str = "_acp-conductor/component_restarted";
+
+fn kill(pid: u32) {
+    // SAFETY: sending a signal has no memory effects.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+}
+
+fn is_method(message: &Value, method: &str) -> bool {
+    message["method"] == method
+}
+
+/// Waits for `path` to hold a pid other than `old` (a component started again).
+fn new_pid(chain: &TestChain, name: &str, old: u32) -> u32 {
+    let deadline = Instant::now() + patience();
+    loop {
+        let pid = chain.pid(name);
+        if pid != old {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "{name} was not started again");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn prompt_ends_turn(editor: &mut Editor, session: &str, text: &str) {
+    let exchange = editor.prompt(session, text);
+    assert_eq!(
+        exchange.result()["stopReason"],
+        "end_turn",
+        "{}",
+        editor.stderr()
+    );
+}
+
+#[test]
+fn a_killed_proxy_under_bypass_is_routed_around_and_the_session_goes_on() {
+    let binaries = binaries!();
+    let mut chain = TestChain::with_test_proxies(&binaries, "policy-bypass", 2);
+    chain.proxies[0].setting("on_failure", "\"bypass\"");
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    prompt_ends_turn(&mut editor, &session, "before");
+
+    // A prompt is inside the chain when the first proxy dies.
+    let id = editor.start_request("session/prompt", prompt_params(&session, "hang"));
+    editor.wait_for(|m| chunk_of(m) == Some(HANGING));
+    kill(chain.pid("p1"));
+    let notice = editor.wait_for(|m| is_method(m, FAILED));
+    assert_eq!(notice["params"]["component"], "p1");
+    assert_eq!(notice["params"]["action"], "bypass");
+    assert_eq!(notice["params"]["exitStatus"]["signal"], 9);
+    let answer = editor.wait_for(|m| m["id"] == id && m.get("method").is_none());
+    assert_eq!(answer["error"]["code"], -32001);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("proxy `p1` was killed by signal 9; it was taken out of the chain"),
+        "{message}"
+    );
+    assert_eq!(answer["error"]["data"]["component"], "p1");
+    assert!(answer["error"]["data"]["stderr"].is_array());
+
+    // The same session goes on through the second proxy alone.
+    prompt_ends_turn(&mut editor, &session, "after");
+    let p2_saw_after = chain
+        .received("p2")
+        .iter()
+        .any(|m| m["method"] == "session/prompt" && m["params"]["prompt"][0]["text"] == "after");
+    assert!(p2_saw_after, "the second proxy carried the prompt");
+    let stderr = editor.stderr();
+    assert!(
+        stderr.contains("proxy `p1` was killed by signal 9"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_killed_proxy_under_restart_comes_back_initialized_as_before() {
+    let binaries = binaries!();
+    let mut chain = TestChain::with_test_proxies(&binaries, "policy-restart", 1);
+    chain.proxies[0].setting("on_failure", "\"restart\"");
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let first = chain.pid("p1");
+    kill(first);
+    editor.wait_for(|m| is_method(m, FAILED) && m["params"]["action"] == "restart");
+    let restarted = editor.wait_for(|m| is_method(m, RESTARTED));
+    assert_eq!(restarted["params"]["component"], "p1");
+    let second = new_pid(&chain, "p1", first);
+    assert!(is_running(second));
+
+    prompt_ends_turn(&mut editor, &session, "after the restart");
+    // Both instances got the same proxy/initialize; the agent was initialized once.
+    let inits: Vec<Value> = chain
+        .received("p1")
+        .into_iter()
+        .filter(|m| m["method"] == "proxy/initialize")
+        .collect();
+    assert_eq!(inits.len(), 2, "{inits:?}");
+    assert_eq!(inits[0]["params"], inits[1]["params"]);
+    let agent_inits = chain
+        .received("agent")
+        .iter()
+        .filter(|m| m["method"] == "initialize")
+        .count();
+    assert_eq!(agent_inits, 1);
+}
+
+/// A proxy that exits at once, every time.
+fn add_failing_proxy(chain: &mut TestChain, policy: &[(&str, &str)]) {
+    let proxy = chain.add_proxy(
+        "broken",
+        Path::new("/bin/sh"),
+        &["-c", "echo broken >&2; exit 3"],
+    );
+    for (key, value) in policy {
+        proxy.setting(key, value);
+    }
+}
+
+#[test]
+fn a_proxy_that_keeps_failing_falls_back_to_bypass_after_three_failures() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "policy-fallback-bypass");
+    add_failing_proxy(
+        &mut chain,
+        &[
+            ("on_failure", "\"restart\""),
+            ("restart_then", "\"bypass\""),
+        ],
+    );
+    let mut editor = chain.launch();
+    // Held while it restarts, then sent around it once restarting stops.
+    let result = editor.initialize();
+    assert_eq!(result["protocolVersion"], 1);
+    let session = editor.new_session();
+    prompt_ends_turn(&mut editor, &session, "without it");
+    let stderr = editor.stderr();
+    assert!(
+        stderr.contains("after failing 3 times within 60 s"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_proxy_that_keeps_failing_under_restart_stops_the_chain_with_its_stderr() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "policy-fallback-fail");
+    add_failing_proxy(&mut chain, &[("on_failure", "\"restart\"")]);
+    let mut editor = chain.launch();
+    let exchange = editor.request("initialize", initialize_params());
+    let error = exchange.error();
+    assert_eq!(error["code"], -32001);
+    assert_eq!(
+        error["message"],
+        "proxy `broken` exited with status 3; it failed 3 times within 60 s, so the chain stopped"
+    );
+    assert_eq!(error["data"]["exitStatus"]["code"], 3);
+    assert_eq!(error["data"]["stderr"][0], "broken");
+    let status = editor.wait_exit();
+    assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn a_proxy_stuck_at_start_is_timed_out_bypassed_and_killed_with_its_group() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "policy-startup-timeout");
+    let grandchild = chain.dir.join("grandchild.pid");
+    let stuck = chain.dir.join("stuck.pid");
+    // Ignores SIGTERM (inherited by what it starts), leaves a grandchild behind, and never
+    // answers: an `npx` waiting on the network.
+    let script = format!(
+        "trap '' TERM; sleep 600 & echo $! > {}; echo $$ > {}; exec sleep 600",
+        grandchild.display(),
+        stuck.display()
+    );
+    let proxy = chain.add_proxy("stuck", Path::new("/bin/sh"), &["-c", &script]);
+    proxy.setting("on_failure", "\"bypass\"");
+    proxy.setting("startup_timeout", "\"1s\"");
+    let mut editor = chain.launch();
+    let result = editor.initialize();
+    assert_eq!(result["protocolVersion"], 1);
+    let read = |path: &Path| -> u32 {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let pids = [read(&stuck), read(&grandchild)];
+    let left = wait_until_gone(&pids, patience());
+    assert!(left.is_empty(), "still running: {left:?}");
+    let session = editor.new_session();
+    prompt_ends_turn(&mut editor, &session, "around it");
+    let stderr = editor.stderr();
+    assert!(
+        stderr.contains("proxy `stuck` did not answer `initialize` within 1 s"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_restarted_agent_refuses_its_old_sessions_by_name_and_serves_new_ones() {
+    let binaries = binaries!();
+    let mut chain = TestChain::with_test_proxies(&binaries, "policy-agent-restart", 1);
+    chain.agent_setting("on_failure", "\"restart\"");
+    let mut editor = chain.launch();
+    editor.initialize();
+    let old = editor.new_session();
+    let id = editor.start_request("session/prompt", prompt_params(&old, "hang"));
+    editor.wait_for(|m| chunk_of(m) == Some(HANGING));
+    let first = chain.pid("agent");
+    kill(first);
+    let answer = editor.wait_for(|m| m["id"] == id && m.get("method").is_none());
+    assert_eq!(
+        answer["error"]["message"],
+        "agent `agent` was killed by signal 9; restarting it (its sessions are lost: start or \
+         load a session again)"
+    );
+    editor.wait_for(|m| is_method(m, RESTARTED));
+    new_pid(&chain, "agent", first);
+
+    let refused = editor.prompt(&old, "hello");
+    let message = refused.error()["message"].as_str().unwrap().to_string();
+    assert_eq!(
+        message,
+        format!(
+            "agent `agent` was restarted and no longer has session `{old}`: start a new \
+             session, or load this one again if the agent supports it"
+        )
+    );
+    let fresh = editor.new_session();
+    prompt_ends_turn(&mut editor, &fresh, "hello again");
+}
