@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use super::duration::format_duration;
 use super::size::format_size;
 use super::{
-    AgentSpec, BuiltinAgent, CommandSpec, Config, DirMode, Mode, ProxyLaunch, ProxyProtocol,
-    WasmKind, WasmSpec, load_with,
+    AfterRestarts, AgentSpec, BuiltinAgent, CommandSpec, Config, DirMode, FailurePolicy, Mode,
+    OnFailure, ProxyLaunch, ProxyProtocol, WasmKind, WasmSpec, load_with,
 };
 
 /// `EX_CONFIG` from BSD `sysexits.h`: the configuration is wrong.
@@ -66,18 +66,23 @@ fn summary(config: &Config) -> String {
                 ProxyProtocol::Rfd => ", protocol rfd",
                 ProxyProtocol::Underscore => ", protocol underscore",
             };
+            let protocol = &format!("{protocol}{}", failure_details(&proxy.failure));
             match &proxy.launch {
                 ProxyLaunch::Native(launch) => format!("proxy {}", launched(launch, protocol)),
                 ProxyLaunch::Wasm(wasm) => format!("WASM proxy {}", sandboxed(wasm, protocol)),
             }
         })
         .collect();
+    let agent_failure = failure_details(&config.agent_failure);
     hops.push(match &config.agent {
-        Some(AgentSpec::Command(launch)) => format!("agent {}", launched(launch, "")),
+        Some(AgentSpec::Command(launch)) => format!("agent {}", launched(launch, &agent_failure)),
         Some(AgentSpec::Builtin {
             agent: BuiltinAgent::Demo,
             command,
-        }) => format!("the built-in demo agent ({})", command.program.display()),
+        }) => format!(
+            "the built-in demo agent ({}{agent_failure})",
+            command.program.display()
+        ),
         None => "the parent conductor's successor".to_owned(),
     });
     let settings = &config.conductor;
@@ -139,6 +144,34 @@ fn sandboxed(wasm: &WasmSpec, details: &str) -> String {
     )
 }
 
+/// "; on failure restart, then bypass; startup timeout 5s; request timeout 90s", leaving
+/// out what is the default.
+fn failure_details(policy: &FailurePolicy) -> String {
+    let defaults = FailurePolicy::default();
+    let mut parts = Vec::new();
+    match policy.on_failure {
+        OnFailure::Fail => {}
+        OnFailure::Bypass => parts.push("on failure bypass".to_owned()),
+        OnFailure::Restart { then } => parts.push(format!(
+            "on failure restart, then {}",
+            match then {
+                AfterRestarts::Fail => "fail",
+                AfterRestarts::Bypass => "bypass",
+            }
+        )),
+    }
+    if policy.startup_timeout != defaults.startup_timeout {
+        parts.push(format!(
+            "startup timeout {}",
+            format_duration(policy.startup_timeout)
+        ));
+    }
+    if let Some(limit) = policy.request_timeout {
+        parts.push(format!("request timeout {}", format_duration(limit)));
+    }
+    parts.iter().map(|part| format!("; {part}")).collect()
+}
+
 /// "`name` (/abs/program, details)".
 fn launched(launch: &CommandSpec, details: &str) -> String {
     format!("`{}` ({}{details})", launch.name, launch.program.display())
@@ -173,6 +206,7 @@ mod tests {
              [agent]\ncommand = \"agent\"\nname = \"claude\"\n\
              [[proxy]]\nname = \"context\"\ncommand = \"guard\"\n\
              [[proxy]]\nname = \"guard\"\ncommand = \"guard\"\nprotocol = \"rfd\"\n\
+             on_failure = \"restart\"\nrestart_then = \"bypass\"\nstartup_timeout = \"5s\"\n\
              [[proxy]]\nname = \"off\"\ncommand = \"guard\"\nenabled = false\n",
         );
         let (code, out, err) = run(&temp, &file);
@@ -181,7 +215,8 @@ mod tests {
             out,
             format!(
                 "{} is valid. From the editor, messages go to proxy `context` ({guard}), then \
-                 proxy `guard` ({guard}, protocol rfd), then agent `claude` ({agent}). Lines are \
+                 proxy `guard` ({guard}, protocol rfd; on failure restart, then bypass; startup \
+                 timeout 5s), then agent `claude` ({agent}). Lines are \
                  limited to 1 MiB, at most 16 MiB is queued toward each peer, writes time out \
                  after 500ms and children get 2s to exit.\n",
                 file.display(),
