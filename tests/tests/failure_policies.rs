@@ -249,3 +249,71 @@ fn a_restarted_agent_refuses_its_old_sessions_by_name_and_serves_new_ones() {
     let fresh = editor.new_session();
     prompt_ends_turn(&mut editor, &fresh, "hello again");
 }
+
+#[test]
+fn a_proxy_that_closes_its_output_is_bypassed_after_a_grace() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "policy-closed-output");
+    let mute = chain.add_proxy("mute", Path::new("/bin/sh"), &["-c", "exec >&-; exec sleep 600"]);
+    mute.setting("on_failure", "\"bypass\"");
+    let mut editor = chain.launch();
+    let result = editor.initialize();
+    assert_eq!(result["protocolVersion"], 1);
+    let session = editor.new_session();
+    prompt_ends_turn(&mut editor, &session, "around the mute one");
+    let stderr = editor.stderr();
+    assert!(
+        stderr.contains("proxy `mute` closed its output; it was taken out of the chain"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_proxy_that_stops_reading_is_failed_after_the_write_timeout_and_bypassed() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "policy-stalled-input");
+    chain.conductor_setting("write_timeout", "\"1s\"");
+    let deaf = chain.add_proxy("deaf", Path::new("/bin/sh"), &["-c", "exec sleep 600"]);
+    deaf.setting("on_failure", "\"bypass\"");
+    let mut editor = chain.launch();
+    // More than a pipe holds: the write to the proxy that never reads cannot finish.
+    let mut params = initialize_params();
+    params["_meta"] = serde_json::json!({ "padding": "x".repeat(1 << 20) });
+    let exchange = editor.request("initialize", params);
+    assert_eq!(exchange.result()["protocolVersion"], 1);
+    let stderr = editor.stderr();
+    assert!(
+        stderr.contains("proxy `deaf` stopped reading its input for more than 1s"),
+        "{stderr}"
+    );
+    let agent_got_it = chain
+        .received("agent")
+        .iter()
+        .any(|m| m["method"] == "initialize" && m["params"]["_meta"]["padding"].is_string());
+    assert!(agent_got_it, "the initialize went around the deaf proxy");
+}
+
+#[test]
+fn an_agent_that_misses_its_request_timeout_is_restarted() {
+    let binaries = binaries!();
+    let mut chain = TestChain::with_test_proxies(&binaries, "policy-request-timeout", 1);
+    chain.agent_setting("on_failure", "\"restart\"");
+    chain.agent_setting("request_timeout", "\"1s\"");
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let first = chain.pid("agent");
+    let hung = editor.prompt(&session, "hang");
+    assert_eq!(
+        hung.error()["message"],
+        "agent `agent` did not answer `session/prompt` within 1 s; restarting it (its sessions \
+         are lost: start or load a session again)"
+    );
+    assert_eq!(hung.error()["data"]["exitStatus"], Value::Null);
+    editor.wait_for(|m| is_method(m, RESTARTED));
+    new_pid(&chain, "agent", first);
+    let left = wait_until_gone(&[first], patience());
+    assert!(left.is_empty(), "the hung agent was stopped");
+    let fresh = editor.new_session();
+    prompt_ends_turn(&mut editor, &fresh, "quick this time");
+}
