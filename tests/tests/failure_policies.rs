@@ -254,7 +254,11 @@ fn a_restarted_agent_refuses_its_old_sessions_by_name_and_serves_new_ones() {
 fn a_proxy_that_closes_its_output_is_bypassed_after_a_grace() {
     let binaries = binaries!();
     let mut chain = TestChain::new(&binaries, "policy-closed-output");
-    let mute = chain.add_proxy("mute", Path::new("/bin/sh"), &["-c", "exec >&-; exec sleep 600"]);
+    let mute = chain.add_proxy(
+        "mute",
+        Path::new("/bin/sh"),
+        &["-c", "exec >&-; exec sleep 600"],
+    );
     mute.setting("on_failure", "\"bypass\"");
     let mut editor = chain.launch();
     let result = editor.initialize();

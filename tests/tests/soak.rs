@@ -146,7 +146,12 @@ fn soak(label: &str, policy: &[(&str, &str)]) {
     assert!(left.is_empty(), "processes left behind: {left:?}");
 
     let rss: Vec<u64> = memory.iter().map(|(rss, _)| rss / 1024).collect();
-    let peak = memory.iter().map(|(_, hwm)| hwm).max().copied().unwrap_or(0);
+    let peak = memory
+        .iter()
+        .map(|(_, hwm)| hwm)
+        .max()
+        .copied()
+        .unwrap_or(0);
     eprintln!(
         "{label}: {prompts} prompts ({} messages), {errors} answered with an error, \
          {notifications} notifications, {} processes seen; conductor VmRSS MiB at each tenth: \
@@ -199,6 +204,9 @@ fn soak_under_bypass_answers_every_request_once_and_leaves_nothing_behind() {
 fn soak_under_restart_answers_every_request_once_and_leaves_nothing_behind() {
     soak(
         "soak-restart",
-        &[("on_failure", "\"restart\""), ("restart_then", "\"bypass\"")],
+        &[
+            ("on_failure", "\"restart\""),
+            ("restart_then", "\"bypass\""),
+        ],
     );
 }

@@ -192,10 +192,12 @@ impl<C: Components> Router<C> {
 
     fn editor_pending(&self) -> usize {
         let editor = self.editor();
-        self.links
+        let sent_on: usize = self
+            .links
             .iter()
             .map(|(_, l)| l.pending.count_where(|p| p.origin == editor))
-            .sum()
+            .sum();
+        sent_on + self.held_from(editor)
     }
 
     /// After [`run`](Self::run): closes the editor's output and every component's input

@@ -281,6 +281,7 @@ impl<C: Components> Router<C> {
         for p in waiting {
             self.reply_error(editor, &p.origin_id, code, message, data);
         }
+        self.answer_held_from(editor, code, message, data);
     }
 }
 

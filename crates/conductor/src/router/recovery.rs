@@ -174,7 +174,8 @@ impl<C: Components> Router<C> {
 
     /// The backoff is over: a new instance, initialized with what the first one was given.
     pub(super) fn restart_now(&mut self, position: Position) {
-        if !matches!(self.state, RunState::Running)
+        // While the editor's last requests drain, a restart may still be what answers them.
+        if !matches!(self.state, RunState::Running | RunState::Draining { .. })
             || !matches!(self.positions[position].health, Health::Restarting(_))
         {
             return;
@@ -340,6 +341,62 @@ impl<C: Components> Router<C> {
                 let code = acp_wire::error_code::COMPONENT_FAILED;
                 self.reply_error(from, id.get(), code, message, Some(data));
             }
+        }
+    }
+
+    /// How many frames from `link` are held for restarting components.
+    pub(super) fn held_from(&self, link: LinkId) -> usize {
+        self.positions
+            .iter()
+            .map(|state| match &state.health {
+                Health::Restarting(restart) => {
+                    restart
+                        .held
+                        .iter()
+                        .filter(|(from, _)| *from == link)
+                        .count()
+                        + restart
+                            .initialize_waiting
+                            .iter()
+                            .filter(|p| p.origin == link)
+                            .count()
+                }
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Answers the requests `link` sent that are held for restarting components, and drops
+    /// its other held frames: the run is ending.
+    pub(super) fn answer_held_from(
+        &mut self,
+        link: LinkId,
+        code: i64,
+        message: &str,
+        data: Option<&RawValue>,
+    ) {
+        let mut answers = Vec::new();
+        for state in &mut self.positions {
+            let Health::Restarting(restart) = &mut state.health else {
+                continue;
+            };
+            restart.held.retain(|(from, frame)| {
+                if *from != link {
+                    return true;
+                }
+                if let Ok(acp_wire::Envelope::Request { id, .. }) = acp_wire::parse(frame) {
+                    answers.push(id.get().to_string());
+                }
+                false
+            });
+            let (waiting, others) = std::mem::take(&mut restart.initialize_waiting)
+                .into_iter()
+                .partition(|p| p.origin == link);
+            restart.initialize_waiting = others;
+            answers.extend(waiting.into_iter().map(|p| p.origin_id.into_string()));
+        }
+        for id in answers {
+            self.reply_error(link, &id, code, message, data);
         }
     }
 

@@ -364,3 +364,40 @@ async fn an_initialize_the_failed_instance_never_answered_goes_to_the_new_one_on
     assert_eq!(answer["id"], 0);
     assert_eq!(answer["result"]["protocolVersion"], 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_request_held_when_the_editor_leaves_is_still_delivered_and_answered() {
+    let mut chain = Spec::new(1)
+        .on_failure(1, restart(AfterRestarts::Fail))
+        .start();
+    let p1 = chain.proxy(1).id;
+    chain.exited(p1, "exited with status 1", &[]).await;
+    chain.editor.send(&prompt(1));
+    chain.editor.end.close();
+    let p1 = chain.restarted(1).await;
+    let held = p1.recv().await;
+    assert_eq!(held["method"], "session/prompt");
+    let id = held["id"].clone();
+    p1.send(&json!({"jsonrpc":"2.0","id":id,"result":{"stopReason":"end_turn"}}).to_string());
+    let answer = chain.editor.recv().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    assert_eq!(chain.finish().await, Finish::Stopped);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_signal_answers_requests_held_for_a_restarting_component() {
+    let mut chain = Spec::new(1)
+        .on_failure(1, restart(AfterRestarts::Fail))
+        .start();
+    let p1 = chain.proxy(1).id;
+    chain.exited(p1, "exited with status 1", &[]).await;
+    chain.editor.send(&prompt(1));
+    // The prompt reaches the router (and is held) before the signal, well before the restart.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    chain.report(crate::event::Event::Signal("SIGTERM")).await;
+    let answer = chain.editor.recv().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["error"]["code"], -32002);
+    assert_eq!(chain.finish().await, Finish::Stopped);
+}
