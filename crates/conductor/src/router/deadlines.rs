@@ -66,7 +66,7 @@ impl<C: Components> Router<C> {
 
 fn seconds(limit: Duration) -> String {
     let ms = limit.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{ms} ms")

@@ -299,10 +299,10 @@ impl Chain {
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
-        let slot = if self.agent.is_some() && position == self.proxies.len() + 1 {
-            self.agent.as_mut().expect("checked")
-        } else {
-            &mut self.proxies[position - 1]
+        let is_agent = position == self.proxies.len() + 1;
+        let slot = match &mut self.agent {
+            Some(agent) if is_agent => agent,
+            _ => &mut self.proxies[position - 1],
         };
         *slot = peer;
         slot
