@@ -269,7 +269,7 @@ impl<C: Components> Router<C> {
                 DialectChoice::Pinned(d) => (d, true),
             };
             let id = c.link.id;
-            if position == topology.agent_position().unwrap_or(usize::MAX) {
+            if topology.agent_position() == Some(position) {
                 lost_sessions.track(matches!(c.failure.on_failure, OnFailure::Restart { .. }));
             }
             positions.push(PositionState {
