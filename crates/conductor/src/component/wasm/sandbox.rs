@@ -120,6 +120,10 @@ pub fn for_module(
         &mut state.wasi
     })
     .map_err(|e| format!("cannot link WASI preview 1: {e}"))?;
+    // A function preview 1 does not have (e.g. `sock_open`, which some runtimes add).
+    linker
+        .instantiate_pre(module)
+        .map_err(|e| format!("{e:#}: a WASM proxy is given only WASI preview 1"))?;
     Ok((state, linker))
 }
 
