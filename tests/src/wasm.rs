@@ -47,10 +47,11 @@ const PACKAGES: [&str; 4] = [
 ];
 pub const PROBE: &str = "wasm-probe";
 pub const SOCKET: &str = "wasm-socket";
+pub const UNPROVIDED: &str = "wasm-unprovided";
 pub const CONTEXT: &str = "acp-context-proxy";
 pub const GUARD: &str = "acp-tool-guard";
 pub const NOTES: &str = "acp-notes-proxy";
-const BINARIES: [&str; 5] = [PROBE, SOCKET, CONTEXT, GUARD, NOTES];
+const BINARIES: [&str; 6] = [PROBE, SOCKET, UNPROVIDED, CONTEXT, GUARD, NOTES];
 
 /// How long the first build and warm-up may take on a cold machine.
 const BUILD_PATIENCE: Duration = Duration::from_secs(900);
@@ -120,12 +121,12 @@ fn build_and_warm(binaries: &Binaries) {
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    // The socket fixture fails as soon as it is loaded, which ends its chain: a chain of its
-    // own for each build, so that it cannot stop the others from being compiled.
+    // The unprovided fixture is refused as soon as it is compiled, which ends its chain: a
+    // chain of its own for each build, so that it cannot stop the others from being compiled.
     let mut groups = vec![Vec::new()];
     for target in WasmTarget::ALL {
         for binary in BINARIES {
-            if binary == SOCKET {
+            if binary == UNPROVIDED {
                 groups.push(vec![(binary, target)]);
             } else {
                 groups[0].push((binary, target));
