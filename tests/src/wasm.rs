@@ -47,11 +47,12 @@ const PACKAGES: [&str; 4] = [
 ];
 pub const PROBE: &str = "wasm-probe";
 pub const SOCKET: &str = "wasm-socket";
+pub const NET: &str = "wasm-net";
 pub const UNPROVIDED: &str = "wasm-unprovided";
 pub const CONTEXT: &str = "acp-context-proxy";
 pub const GUARD: &str = "acp-tool-guard";
 pub const NOTES: &str = "acp-notes-proxy";
-const BINARIES: [&str; 6] = [PROBE, SOCKET, UNPROVIDED, CONTEXT, GUARD, NOTES];
+const BINARIES: [&str; 7] = [PROBE, SOCKET, NET, UNPROVIDED, CONTEXT, GUARD, NOTES];
 
 /// How long the first build and warm-up may take on a cold machine.
 const BUILD_PATIENCE: Duration = Duration::from_secs(900);
@@ -121,12 +122,13 @@ fn build_and_warm(binaries: &Binaries) {
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    // The unprovided fixture is refused as soon as it is compiled, which ends its chain: a
-    // chain of its own for each build, so that it cannot stop the others from being compiled.
+    // The socket fixture exits as soon as it starts and the unprovided one is refused once
+    // compiled; either ends its chain: a chain of its own for each build, so that it cannot
+    // stop the others from being compiled.
     let mut groups = vec![Vec::new()];
     for target in WasmTarget::ALL {
         for binary in BINARIES {
-            if binary == UNPROVIDED {
+            if binary == SOCKET || binary == UNPROVIDED {
                 groups.push(vec![(binary, target)]);
             } else {
                 groups[0].push((binary, target));

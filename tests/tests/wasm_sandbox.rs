@@ -10,7 +10,7 @@ use acp_conductor_tests::agent_script::update_text;
 use acp_conductor_tests::binaries;
 use acp_conductor_tests::editor::Editor;
 use acp_conductor_tests::test_chain::{TestChain, toml_string};
-use acp_conductor_tests::wasm::{self, PROBE, SOCKET, UNPROVIDED, WasmChain, WasmTarget};
+use acp_conductor_tests::wasm::{self, NET, PROBE, UNPROVIDED, WasmChain, WasmTarget};
 use serde_json::{Value, json};
 
 /// A chain with one probe named `probe` in front of the test-agent, set up by `grant`.
@@ -249,16 +249,16 @@ fn a_wasip2_proxy_sees_exactly_the_granted_variables() {
     granted_variables(WasmTarget::P2);
 }
 
-/// A chain with `wasm-socket`, named `net`, in front of the test-agent, started, with a
+/// A chain with `wasm-net`, named `net`, in front of the test-agent, started, with a
 /// session open: the proxy answers prompts such as `connect ADDRESS` itself.
-fn socket_chain(target: WasmTarget) -> (Editor, String) {
+fn net_chain(target: WasmTarget) -> (Editor, String) {
     let binaries = binaries!();
-    let socket = wasm::artifact(&binaries, SOCKET, target);
+    let net = wasm::artifact(&binaries, NET, target);
     let mut chain = WasmChain::new(TestChain::new(
         &binaries,
-        &format!("sandbox-socket-{}", target.triple()),
+        &format!("sandbox-net-{}", target.triple()),
     ));
-    chain.add_wasm("net", &socket);
+    chain.add_wasm("net", &net);
     let mut editor = chain.launch();
     editor.initialize();
     let session = editor.new_session();
@@ -281,13 +281,13 @@ fn network_report(editor: &mut Editor, session: &str, prompt: &str) -> String {
     texts[0].clone()
 }
 
-/// Loads `wasm-socket`, which links `std::net`, and has it connect to a listener of ours:
+/// Loads `wasm-net`, which links `std::net`, and has it connect to a listener of ours:
 /// the connection fails inside the proxy, nothing reaches the listener, the chain stays up.
 /// Returns the editor and the listener's address.
 fn connect_is_denied(target: WasmTarget) -> (Editor, String) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("listen on loopback");
     let address = listener.local_addr().unwrap().to_string();
-    let (mut editor, session) = socket_chain(target);
+    let (mut editor, session) = net_chain(target);
     assert_round_trip(&mut editor, &session, "before");
 
     let report = network_report(&mut editor, &session, &format!("connect {address}"));
@@ -347,7 +347,7 @@ fn a_wasip1_proxy_cannot_open_a_socket() {
 
 #[test]
 fn a_wasip2_proxy_is_denied_binding_datagrams_and_name_lookups() {
-    let (mut editor, session) = socket_chain(WasmTarget::P2);
+    let (mut editor, session) = net_chain(WasmTarget::P2);
     for (prompt, report, logged) in [
         (
             "listen 127.0.0.1:0",
