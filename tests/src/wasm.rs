@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -47,10 +47,12 @@ const PACKAGES: [&str; 4] = [
 ];
 pub const PROBE: &str = "wasm-probe";
 pub const SOCKET: &str = "wasm-socket";
+pub const NET: &str = "wasm-net";
+pub const UNPROVIDED: &str = "wasm-unprovided";
 pub const CONTEXT: &str = "acp-context-proxy";
 pub const GUARD: &str = "acp-tool-guard";
 pub const NOTES: &str = "acp-notes-proxy";
-const BINARIES: [&str; 5] = [PROBE, SOCKET, CONTEXT, GUARD, NOTES];
+const BINARIES: [&str; 7] = [PROBE, SOCKET, NET, UNPROVIDED, CONTEXT, GUARD, NOTES];
 
 /// How long the first build and warm-up may take on a cold machine.
 const BUILD_PATIENCE: Duration = Duration::from_secs(900);
@@ -120,82 +122,83 @@ fn build_and_warm(binaries: &Binaries) {
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    // The socket fixture fails as soon as it is loaded, which ends its chain: a chain of its
-    // own for each build, so that it cannot stop the others from being compiled.
-    let mut groups = vec![Vec::new()];
-    for target in WasmTarget::ALL {
-        for binary in BINARIES {
-            if binary == SOCKET {
-                groups.push(vec![(binary, target)]);
-            } else {
-                groups[0].push((binary, target));
-            }
-        }
-    }
-    for group in groups {
-        warm_shared_cache(binaries, &group);
+    // One conductor per build, all at once: several fixtures end their chain at once (the
+    // socket fixture exits, the unprovided one is refused, the shipped proxies want
+    // arguments), and a conductor whose chain ended stops compiling its other proxies.
+    let warming: Vec<WarmUp> = WasmTarget::ALL
+        .into_iter()
+        .flat_map(|target| BINARIES.map(|binary| WarmUp::start(binaries, binary, target)))
+        .collect();
+    for warm_up in warming {
+        warm_up.wait();
     }
     drop(lock);
 }
 
-/// Starts one conductor with these artifacts as proxies and waits until each was compiled
-/// into (or found in) the shared cache; the chain itself is never used.
-fn warm_shared_cache(binaries: &Binaries, artifacts: &[(&str, WasmTarget)]) {
-    let mut text = format!(
-        "[conductor]\ncache_dir = {}\n[agent]\nbuiltin = \"demo\"\n",
-        toml_string(&shared_cache_dir().display().to_string())
-    );
-    for &(binary, target) in artifacts {
-        text.push_str(&format!(
-            "[[proxy]]\nname = \"{binary}-{}\"\nwasm = {}\n",
+/// A conductor with one artifact as its proxy, started to compile it into (or find it in)
+/// the shared cache; the chain itself is never used.
+struct WarmUp {
+    artifact: PathBuf,
+    conductor: Child,
+}
+
+impl WarmUp {
+    fn start(binaries: &Binaries, binary: &str, target: WasmTarget) -> Self {
+        let artifact = artifact_path(binary, target);
+        let text = format!(
+            "[conductor]\ncache_dir = {}\n[agent]\nbuiltin = \"demo\"\n\
+             [[proxy]]\nname = \"{binary}-{}\"\nwasm = {}\n",
+            toml_string(&shared_cache_dir().display().to_string()),
             target.triple(),
-            toml_string(&artifact_path(binary, target).display().to_string())
-        ));
-    }
-    let expected = artifacts.len();
-    let dir = fixtures_dir();
-    let config = dir.join("warm.toml");
-    std::fs::write(&config, text).expect("write the warm-up config");
-    let mut conductor = Command::new(&binaries.conductor)
-        .args(["run", "--config"])
-        .arg(&config)
-        .env("ACP_CONDUCTOR_LOG", "info")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the conductor to warm the compile cache");
-    let stderr = conductor.stderr.take().expect("piped stderr");
-    let deadline = Instant::now() + BUILD_PATIENCE;
-    let mut loaded = 0;
-    let mut log = String::new();
-    // Read raw lines: a guest may log bytes that are not UTF-8, and stopping at such a
-    // line would end the warm-up before every fixture was loaded.
-    let mut reader = BufReader::new(stderr);
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        match reader.read_until(b'\n', &mut raw) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let line = String::from_utf8_lossy(&raw);
-        let line = line.trim_end();
-        if line.contains("compiled the WASI") || line.contains("from the compile cache") {
-            loaded += 1;
-        }
-        log.push_str(line);
-        log.push('\n');
-        if loaded == expected || Instant::now() > deadline {
-            break;
+            toml_string(&artifact.display().to_string())
+        );
+        let config = fixtures_dir().join(format!("warm-{binary}-{}.toml", target.triple()));
+        std::fs::write(&config, text).expect("write the warm-up config");
+        let conductor = Command::new(&binaries.conductor)
+            .args(["run", "--config"])
+            .arg(&config)
+            .env("ACP_CONDUCTOR_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the conductor to warm the compile cache");
+        Self {
+            artifact,
+            conductor,
         }
     }
-    let _ = conductor.kill();
-    let _ = conductor.wait();
-    assert_eq!(
-        loaded, expected,
-        "the warm-up conductor did not load every WASM fixture:\n{log}"
-    );
+
+    /// Waits until the artifact was loaded, then ends the conductor.
+    fn wait(mut self) {
+        let stderr = self.conductor.stderr.take().expect("piped stderr");
+        let deadline = Instant::now() + BUILD_PATIENCE;
+        let mut loaded = false;
+        let mut log = String::new();
+        // Read raw lines: a guest may log bytes that are not UTF-8, and stopping at such a
+        // line would end the warm-up before the fixture was loaded.
+        let mut reader = BufReader::new(stderr);
+        let mut raw = Vec::new();
+        while !loaded && Instant::now() <= deadline {
+            raw.clear();
+            match reader.read_until(b'\n', &mut raw) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = String::from_utf8_lossy(&raw);
+            let line = line.trim_end();
+            loaded = line.contains("compiled the WASI") || line.contains("from the compile cache");
+            log.push_str(line);
+            log.push('\n');
+        }
+        let _ = self.conductor.kill();
+        let _ = self.conductor.wait();
+        assert!(
+            loaded,
+            "the warm-up conductor did not load {}:\n{log}",
+            self.artifact.display()
+        );
+    }
 }
 
 /// A `[[proxy]]` entry of a [`WasmChain`].

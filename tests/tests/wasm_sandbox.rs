@@ -1,13 +1,16 @@
-//! The WASM sandbox seen from inside: a probe proxy, built for wasip1 and wasip2, tries to read
-//! `/etc/passwd`, list `/`, read variables, write files and open sockets. Nothing works unless
-//! granted; a read-only grant reads but never writes, a read-write grant writes inside only.
+//! The WASM sandbox seen from inside: proxies built for wasip1 and wasip2 try to read
+//! `/etc/passwd`, list `/`, read variables, write files and use the network. Nothing works unless
+//! granted; a read-only grant reads but never writes, a read-write grant writes inside only;
+//! the network is never granted, and a proxy importing what no host provides does not load.
 
-use std::path::Path;
+use std::io::ErrorKind;
+use std::net::TcpListener;
 
+use acp_conductor_tests::agent_script::update_text;
 use acp_conductor_tests::binaries;
 use acp_conductor_tests::editor::Editor;
 use acp_conductor_tests::test_chain::{TestChain, toml_string};
-use acp_conductor_tests::wasm::{self, PROBE, SOCKET, WasmChain, WasmTarget};
+use acp_conductor_tests::wasm::{self, NET, PROBE, UNPROVIDED, WasmChain, WasmTarget};
 use serde_json::{Value, json};
 
 /// A chain with one probe named `probe` in front of the test-agent, set up by `grant`.
@@ -246,68 +249,178 @@ fn a_wasip2_proxy_sees_exactly_the_granted_variables() {
     granted_variables(WasmTarget::P2);
 }
 
-/// Starts `wasm-socket` (which connects at start-up) as the only proxy and returns the
-/// error the editor's `initialize` gets.
-fn socket_attempt(target: WasmTarget, listener: &Path) -> Value {
+/// A chain with `wasm-net`, named `net`, in front of the test-agent, started, with a
+/// session open: the proxy answers prompts such as `connect ADDRESS` itself.
+fn net_chain(target: WasmTarget) -> (Editor, String) {
     let binaries = binaries!();
-    let socket = wasm::artifact(&binaries, SOCKET, target);
+    let net = wasm::artifact(&binaries, NET, target);
     let mut chain = WasmChain::new(TestChain::new(
         &binaries,
-        &format!("sandbox-socket-{}", target.triple()),
+        &format!("sandbox-net-{}", target.triple()),
     ));
-    chain
-        .add_wasm("socket", &socket)
-        .args(&[&listener.display().to_string()]);
+    chain.add_wasm("net", &net);
     let mut editor = chain.launch();
-    let exchange = editor.request(
-        "initialize",
-        acp_conductor_tests::editor::initialize_params(),
+    editor.initialize();
+    let session = editor.new_session();
+    (editor, session)
+}
+
+/// A prompt through the proxy to the test-agent and back.
+fn assert_round_trip(editor: &mut Editor, session: &str, text: &str) {
+    let exchange = editor.prompt(session, text);
+    assert_eq!(exchange.result()["stopReason"], "end_turn");
+    assert_eq!(exchange.chunk_texts(), [update_text(text, 1, 1)]);
+}
+
+/// Asks the proxy to use the network with `prompt` and returns what it reports.
+fn network_report(editor: &mut Editor, session: &str, prompt: &str) -> String {
+    let exchange = editor.prompt(session, prompt);
+    assert_eq!(exchange.result()["stopReason"], "end_turn");
+    let texts = exchange.chunk_texts();
+    assert_eq!(texts.len(), 1, "one report: {texts:?}");
+    texts[0].clone()
+}
+
+/// Loads `wasm-net`, which links `std::net`, and has it connect to a listener of ours:
+/// the connection fails inside the proxy, nothing reaches the listener, the chain stays up.
+/// Returns the editor and the listener's address.
+fn connect_is_denied(target: WasmTarget) -> (Editor, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen on loopback");
+    let address = listener.local_addr().unwrap().to_string();
+    let (mut editor, session) = net_chain(target);
+    assert_round_trip(&mut editor, &session, "before");
+
+    let report = network_report(&mut editor, &session, &format!("connect {address}"));
+    assert!(
+        report.starts_with(&format!("connect to {address} failed: ")),
+        "{report}"
     );
-    if target == WasmTarget::P1 {
-        // The guest's stderr is logged line by line under the proxy's name.
-        let log = editor.wait_for_stderr("wasm-socket: connect to");
-        let line = log
-            .lines()
-            .find(|line| line.contains("wasm-socket: connect to"))
-            .expect("the line is there");
-        assert!(line.contains("component=socket"), "{line}");
-    }
-    exchange.error().clone()
+    listener.set_nonblocking(true).unwrap();
+    assert_eq!(
+        listener.accept().map(|(_, peer)| peer).unwrap_err().kind(),
+        ErrorKind::WouldBlock,
+        "nothing connected to the listener"
+    );
+
+    assert_round_trip(&mut editor, &session, "after");
+    (editor, address)
+}
+
+#[test]
+fn a_wasip2_proxy_linking_std_net_loads_and_its_connect_is_denied_and_logged() {
+    let (mut editor, address) = connect_is_denied(WasmTarget::P2);
+    let stderr = editor.wait_for_stderr("denied a network attempt");
+    let line = stderr
+        .lines()
+        .find(|line| line.contains("denied a network attempt"))
+        .expect("the line is there");
+    assert!(line.contains("component=net"), "{line}");
+    assert!(
+        line.contains(&format!("tried to connect to {address} over TCP")),
+        "{line}"
+    );
+
+    editor.close_stdin();
+    assert_eq!(editor.wait_exit().code(), Some(0), "{}", editor.stderr());
+    editor.wait_for_stderr("proxy `net` tried the network once; denied");
 }
 
 #[test]
 fn a_wasip1_proxy_cannot_open_a_socket() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen on loopback");
-    let address = listener.local_addr().unwrap().to_string();
-    let error = socket_attempt(WasmTarget::P1, Path::new(&address));
-    assert_eq!(error["data"]["component"], "socket");
-    assert_eq!(error["data"]["reason"], "exited with status 3", "{error}");
-    let stderr = error["data"]["stderr"].to_string();
-    assert!(
-        stderr.contains(&format!("connect to {address} failed")),
-        "{error}"
+    // Preview 1 has no call that names an address: the standard library fails the connect
+    // itself, so the host has nothing to deny or log. A denial would be logged before the
+    // proxy's own line about the failure.
+    let (mut editor, address) = connect_is_denied(WasmTarget::P1);
+    let stderr = editor.wait_for_stderr(&format!("connect to {address} failed"));
+    assert!(!stderr.contains("denied a network attempt"), "{stderr}");
+    editor.close_stdin();
+    assert_eq!(editor.wait_exit().code(), Some(0), "{}", editor.stderr());
+}
+
+#[test]
+fn a_wasip2_proxy_is_denied_binding_datagrams_and_name_lookups() {
+    let (mut editor, session) = net_chain(WasmTarget::P2);
+    for (prompt, report, logged) in [
+        (
+            "listen 127.0.0.1:0",
+            "listen on 127.0.0.1:0 failed: ",
+            "tried to bind a TCP socket to 127.0.0.1:0",
+        ),
+        (
+            "udp 127.0.0.1:9",
+            "send a datagram to 127.0.0.1:9 failed: ",
+            "tried to bind a UDP socket to 0.0.0.0:0",
+        ),
+        (
+            "resolve example.com",
+            "resolve example.com failed: ",
+            "tried to resolve the name \"example.com\"",
+        ),
+    ] {
+        let got = network_report(&mut editor, &session, prompt);
+        assert!(got.starts_with(report), "{prompt}: {got}");
+        let stderr = editor.wait_for_stderr(logged);
+        let line = stderr.lines().find(|line| line.contains(logged)).unwrap();
+        assert!(line.contains("component=net"), "{line}");
+    }
+    assert_round_trip(&mut editor, &session, "still here");
+
+    editor.close_stdin();
+    assert_eq!(editor.wait_exit().code(), Some(0), "{}", editor.stderr());
+    editor.wait_for_stderr("proxy `net` tried the network 3 times; denied");
+}
+
+/// Starts `wasm-unprovided` as the only proxy and returns the error the editor's
+/// `initialize` gets.
+fn unprovided_import(target: WasmTarget) -> Value {
+    let binaries = binaries!();
+    let unprovided = wasm::artifact(&binaries, UNPROVIDED, target);
+    let mut chain = WasmChain::new(TestChain::new(
+        &binaries,
+        &format!("sandbox-unprovided-{}", target.triple()),
+    ));
+    chain.add_wasm("http", &unprovided);
+    let mut editor = chain.launch();
+    let error = editor
+        .request(
+            "initialize",
+            acp_conductor_tests::editor::initialize_params(),
+        )
+        .error()
+        .clone();
+    assert_eq!(error["data"]["component"], "http");
+    let reason = error["data"]["reason"].as_str().expect("a reason");
+    assert_eq!(
+        error["message"],
+        format!("proxy `http` {reason}"),
+        "the message names the proxy and what it lacks"
     );
-    listener.set_nonblocking(true).unwrap();
+    error
+}
+
+#[test]
+fn a_wasip2_proxy_importing_an_interface_nobody_provides_is_refused_at_load_time() {
+    let error = unprovided_import(WasmTarget::P2);
+    let reason = error["data"]["reason"].as_str().unwrap();
     assert!(
-        listener.accept().is_err(),
-        "nothing connected to the listener"
+        reason.starts_with("could not be loaded: imports `wasi:http/")
+            && reason.ends_with(
+                "which a WASM proxy is never given: it gets only WASI 0.2's cli, clocks, \
+                 filesystem, io, random and sockets (with the network denied)"
+            ),
+        "{reason}"
     );
 }
 
 #[test]
-fn a_wasip2_proxy_importing_sockets_is_refused_at_load_time() {
-    let error = socket_attempt(WasmTarget::P2, Path::new("127.0.0.1:9"));
-    assert_eq!(error["data"]["component"], "socket");
-    let reason = error["data"]["reason"].as_str().expect("a reason");
+fn a_wasip1_proxy_importing_a_function_preview_1_lacks_is_refused_at_load_time() {
+    let error = unprovided_import(WasmTarget::P1);
+    let reason = error["data"]["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("could not be loaded: imports `wasi:sockets/")
-            && reason.ends_with("a WASM proxy is never granted network access (it talks only through stdin and stdout)"),
+        reason.starts_with("could not be loaded: ")
+            && reason.contains("`wasi_snapshot_preview1::sock_open`")
+            && reason.ends_with("a WASM proxy is given only WASI preview 1"),
         "{reason}"
-    );
-    assert_eq!(
-        error["message"],
-        format!("proxy `socket` {reason}"),
-        "the message names the proxy and what it lacks"
     );
 }
 

@@ -10,7 +10,9 @@ mod cache;
 mod engine;
 mod instance;
 mod limits;
+mod network;
 mod sandbox;
+mod sockets;
 mod streams;
 
 use std::path::PathBuf;

@@ -1,11 +1,12 @@
 //! What a WASM guest can reach: its WASI context (stdio, arguments, variables, granted
 //! directories) and the host interfaces linked for it. Must not know how the guest is run.
 //!
-//! Everything not granted is absent rather than refused at run time where WASI allows it:
-//! a component importing `wasi:sockets` fails to load with a message naming the import.
-//! Files are different: the standard library of both targets imports the filesystem
-//! whether or not the proxy uses it, so the filesystem is linked with no directory unless
-//! `dirs` grants one, and an attempt to open a path fails in the guest at first use.
+//! A guest importing an interface the host does not provide fails to load, with a message
+//! naming the import. What the standard library imports whether or not a proxy uses it is
+//! linked and refused at first use instead: the filesystem, with no directory unless `dirs`
+//! grants one, and (for a component) `wasi:sockets`, with every operation denied
+//! (`sockets.rs`). A preview 1 module has no call that reaches the network: preview 1 can
+//! only use sockets it was handed at start, and it is handed none.
 
 use wasmtime::component::{Component, Linker as ComponentLinker, ResourceTable};
 use wasmtime::{Engine, Linker as ModuleLinker, Module};
@@ -15,10 +16,13 @@ use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::bindings;
 use wasmtime_wasi::random::WasiRandom;
+use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_io::IoView;
 
 use super::limits::MemoryCap;
+use super::network::NetworkAttempts;
+use super::sockets::{self, DeniedSockets};
 use super::streams::{GuestStderr, GuestStdin, GuestStdout};
 use crate::config::{DirMode, WasmSpec};
 
@@ -39,10 +43,12 @@ pub struct GuestState<W> {
     pub memory: MemoryCap,
 }
 
-/// WASI 0.2 state: the context and the table of resources handed to the guest.
+/// WASI 0.2 state: the context, the table of resources handed to the guest, and its
+/// attempts to use the network.
 pub struct ComponentWasi {
     ctx: WasiCtx,
     table: ResourceTable,
+    network: NetworkAttempts,
 }
 
 impl WasiView for GuestState<ComponentWasi> {
@@ -61,7 +67,9 @@ impl IoView for GuestState<ComponentWasi> {
 }
 
 /// The WASI context granted by `spec`: stdio, `argv` = the proxy's name then `args`, the
-/// environment `spec.env`, the directories of `dirs`, and no network.
+/// environment `spec.env`, the directories of `dirs`, and no network. wasmtime's own
+/// sockets, which these settings govern, are not linked (`sockets.rs` is); they are off
+/// all the same.
 fn context(spec: &WasmSpec, io: &GuestIo) -> Result<WasiCtxBuilder, String> {
     let mut builder = WasiCtxBuilder::new();
     builder
@@ -112,12 +120,16 @@ pub fn for_module(
         &mut state.wasi
     })
     .map_err(|e| format!("cannot link WASI preview 1: {e}"))?;
+    // A function preview 1 does not have (e.g. `sock_open`, which some runtimes add).
+    linker
+        .instantiate_pre(module)
+        .map_err(|e| format!("{e:#}: a WASM proxy is given only WASI preview 1"))?;
     Ok((state, linker))
 }
 
 /// Store data and linker for a WASI 0.2 component: `wasi:io`, `wasi:cli`, `wasi:clocks`,
-/// `wasi:random` and `wasi:filesystem` (with only the granted directories), never
-/// `wasi:sockets`.
+/// `wasi:random`, `wasi:filesystem` (with only the granted directories) and `wasi:sockets`
+/// (with every operation denied); a component importing anything else is refused.
 pub fn for_component(
     engine: &Engine,
     component: &Component,
@@ -130,26 +142,57 @@ pub fn for_component(
     ),
     String,
 > {
-    for (name, _) in component.component_type().imports(engine) {
-        if name.starts_with("wasi:sockets/") {
-            return Err(format!(
-                "imports `{name}`: a WASM proxy is never granted network access (it talks \
-                 only through stdin and stdout)"
-            ));
-        }
-    }
+    let mut linker = ComponentLinker::new(engine);
+    link_component_interfaces(&mut linker).map_err(|e| format!("cannot link WASI 0.2: {e}"))?;
+    refuse_unprovided_imports(engine, component, &linker)?;
     let mut table = ResourceTable::new();
     table.set_max_capacity(MAX_RESOURCES);
     let state = GuestState {
         wasi: ComponentWasi {
             ctx: context(spec, io)?.build(),
             table,
+            network: NetworkAttempts::new(&spec.name),
         },
         memory: MemoryCap::new(spec.sandbox.memory),
     };
-    let mut linker = ComponentLinker::new(engine);
-    link_component_interfaces(&mut linker).map_err(|e| format!("cannot link WASI 0.2: {e}"))?;
     Ok((state, linker))
+}
+
+/// The WASI 0.2 packages [`link_component_interfaces`] links from; only the wording of a
+/// refusal uses them, the linker decides.
+const COMPONENT_PACKAGES: [&str; 6] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+];
+
+/// Refuses a component whose imports `linker` cannot satisfy, naming the first import of a
+/// package the host does not link at all (as a dependency's HTTP client would import
+/// `wasi:http`); any other mismatch (an interface or version the host lacks) in wasmtime's
+/// words.
+fn refuse_unprovided_imports(
+    engine: &Engine,
+    component: &Component,
+    linker: &ComponentLinker<GuestState<ComponentWasi>>,
+) -> Result<(), String> {
+    let Err(error) = linker.instantiate_pre(component) else {
+        return Ok(());
+    };
+    let imports = component.component_type();
+    let unknown = imports
+        .imports(engine)
+        .map(|(name, _)| name)
+        .find(|name| !COMPONENT_PACKAGES.iter().any(|p| name.starts_with(p)));
+    Err(match unknown {
+        Some(name) => format!(
+            "imports `{name}`, which a WASM proxy is never given: it gets only WASI 0.2's \
+             cli, clocks, filesystem, io, random and sockets (with the network denied)"
+        ),
+        None => format!("{error:#}"),
+    })
 }
 
 fn link_component_interfaces(
@@ -175,5 +218,14 @@ fn link_component_interfaces(
     bindings::cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
     bindings::filesystem::preopens::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
     bindings::filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
+    bindings::sockets::instance_network::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
+    sockets::add_to_linker(l, denied_sockets)?;
     Ok(())
+}
+
+fn denied_sockets(state: &mut GuestState<ComponentWasi>) -> DeniedSockets<'_> {
+    DeniedSockets {
+        table: &mut state.wasi.table,
+        attempts: &mut state.wasi.network,
+    }
 }
