@@ -211,6 +211,8 @@ pub struct ProxyEntry {
     pub env: Vec<(String, String)>,
     /// `[proxy.sandbox]` keys with their values as TOML text.
     pub sandbox: Vec<(String, String)>,
+    /// Other `[[proxy]]` keys with their values as TOML text.
+    pub settings: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -222,6 +224,12 @@ pub enum Launch {
 impl ProxyEntry {
     pub fn args(&mut self, args: &[&str]) -> &mut Self {
         self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// Sets another `[[proxy]]` key (`on_failure`, ...); `value` is TOML text.
+    pub fn setting(&mut self, key: &str, value: &str) -> &mut Self {
+        self.settings.push((key.to_string(), value.to_string()));
         self
     }
 
@@ -287,6 +295,7 @@ impl WasmChain {
             args: Vec::new(),
             env: Vec::new(),
             sandbox: Vec::new(),
+            settings: Vec::new(),
         });
         self.proxies.last_mut().expect("just pushed")
     }
@@ -311,6 +320,9 @@ impl WasmChain {
                     .map(|(name, value)| format!("{name} = {}", toml_string(value)))
                     .collect();
                 text.push_str(&format!("env = {{ {} }}\n", pairs.join(", ")));
+            }
+            for (key, value) in &proxy.settings {
+                text.push_str(&format!("{key} = {value}\n"));
             }
             if !proxy.sandbox.is_empty() {
                 text.push_str("[proxy.sandbox]\n");
