@@ -204,6 +204,7 @@ impl<C: Components> Router<C> {
                 }
                 None => {
                     tracing::debug!(from = %self.links[from].name, "dropped $/cancel_request for a request no longer pending");
+                    self.skipped.count(super::skipped::Skip::StaleCancel);
                     return;
                 }
             }
@@ -289,8 +290,7 @@ impl<C: Components> Router<C> {
 
     fn on_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
         let Some(entry) = self.links[link].pending.complete_raw(id) else {
-            tracing::warn!(component = %self.links[link].name, id = id.get(), "response to no pending request; dropped");
-            return;
+            return self.on_unmatched_response(link, id, outcome);
         };
         if let Purpose::Bridge(_) = entry.purpose {
             return self.on_bridge_response(link, entry, outcome);

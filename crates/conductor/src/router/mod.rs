@@ -4,7 +4,7 @@
 //! Rules come from [`topology`] (where a message goes) and [`pending`] (where a response
 //! goes). [`forward`] applies them, rewriting ids and method names by splicing; [`failure`]
 //! decides what the end of a component means and answers what was waiting on it;
-//! [`bad_input`] answers what cannot be routed; [`event_loop`] takes events in order and
+//! [`bad_input`] answers what cannot be routed, and [`skipped`] counts it; [`event_loop`] takes events in order and
 //! knows how a run ends; [`bridge`] relays MCP for bridge shims. The router starts nothing
 //! itself: it asks its [`Components`].
 
@@ -17,6 +17,7 @@ mod forward;
 mod initialize;
 mod mcp_routes;
 pub mod pending;
+mod skipped;
 pub mod topology;
 
 #[cfg(test)]
@@ -208,6 +209,7 @@ pub struct Router<C> {
     agent: Option<AgentCapabilities>,
     mcp: McpTable,
     shims: Shims,
+    skipped: skipped::Skipped,
 }
 
 impl<C: Components> Router<C> {
@@ -252,6 +254,7 @@ impl<C: Components> Router<C> {
             agent: None,
             mcp: McpTable::default(),
             shims: Shims::default(),
+            skipped: skipped::Skipped::default(),
         }
     }
 

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 
 use crate::event::Event;
 use crate::link::{Link, LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
+use crate::router::skipped::Skipped;
 use crate::router::topology::{ChainMode, Position, Topology};
 use crate::router::{
     BridgeEndpoint, ChainLink, Components, DialectChoice, Finish, Restarted, Role, Router,
@@ -183,7 +184,11 @@ impl Spec {
             asked: asked.clone(),
         };
         let mut router = Router::new(topology, chain, received, components, self.shutdown_grace);
-        let routing = tokio::spawn(async move { router.run().await });
+        let routing = tokio::spawn(async move {
+            let finish = router.run().await;
+            router.close_components();
+            (finish, router.skipped.clone())
+        });
         let mut peers = peers.into_iter();
         let editor = peers.next().expect("position 0");
         let mut proxies: Vec<Peer> = peers.collect();
@@ -210,7 +215,7 @@ pub struct Chain {
     pub events: mpsc::Sender<Event>,
     pub links: Links,
     pub asked: Arc<Mutex<Asked>>,
-    routing: JoinHandle<Finish>,
+    routing: JoinHandle<(Finish, Skipped)>,
 }
 
 impl Chain {
@@ -263,10 +268,23 @@ impl Chain {
 
     /// Waits for the router to finish routing.
     pub async fn finish(self) -> Finish {
+        self.finish_counting().await.0
+    }
+
+    /// Waits for the router to finish routing; with what it counted as not routed.
+    pub async fn finish_counting(self) -> (Finish, Skipped) {
         tokio::time::timeout(PATIENCE, self.routing)
             .await
             .expect("the router finished")
             .expect("the router did not panic")
+    }
+
+    /// The editor closes its output; once the router has finished, what it did not route.
+    pub async fn editor_leaves(mut self) -> Skipped {
+        self.editor.end.close();
+        let (finish, skipped) = self.finish_counting().await;
+        assert_eq!(finish, Finish::Stopped);
+        skipped
     }
 }
 
