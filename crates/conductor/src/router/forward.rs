@@ -46,6 +46,9 @@ impl<C: Components> Router<C> {
         let from = self.links[link]
             .position
             .expect("bridge shims' frames go to the bridge");
+        if !self.admit(link, from, id, method) {
+            return;
+        }
         if from == 0 && id.is_some() {
             self.editor_asked = true;
         }
@@ -79,15 +82,7 @@ impl<C: Components> Router<C> {
         } else {
             (method, params, EnvelopeMeta::default())
         };
-        let method = match self.initialize_from_parent(from, method) {
-            Ok(method) => method,
-            Err(message) => {
-                if let Some(id) = id {
-                    self.reply_error(link, id.get(), error_code::INVALID_REQUEST, message, None);
-                }
-                return;
-            }
-        };
+        let method = self.initialize_from_parent(from, method);
         if method.starts_with("mcp/") {
             match self.mcp_route(origin, method, params) {
                 McpRoute::Ordinary => {}
@@ -130,26 +125,17 @@ impl<C: Components> Router<C> {
     }
 
     /// `proxy/initialize` is how a parent conductor opens a nested chain; it travels on as
-    /// `initialize`. An editor sending it to a terminal chain has misconfigured something.
-    fn initialize_from_parent<'m>(
-        &mut self,
-        from: Position,
-        method: &'m str,
-    ) -> Result<&'m str, &'static str> {
-        let Some(dialect) = (from == 0)
+    /// `initialize`. (From an editor of a terminal chain it is refused by admission.)
+    fn initialize_from_parent<'m>(&mut self, from: Position, method: &'m str) -> &'m str {
+        match (from == 0)
             .then(|| Dialect::of_initialize(method))
             .flatten()
-        else {
-            return Ok(method);
-        };
-        match self.topology.mode {
-            topology::ChainMode::Proxy => {
+        {
+            Some(dialect) if self.topology.mode == topology::ChainMode::Proxy => {
                 self.parent_dialect = dialect;
-                Ok("initialize")
+                "initialize"
             }
-            topology::ChainMode::Agent => Err(
-                "this conductor runs as an agent and expects `initialize`; run it with `run --proxy` to nest it in another conductor",
-            ),
+            _ => method,
         }
     }
 

@@ -4,10 +4,12 @@
 //! Rules come from [`topology`] (where a message goes) and [`pending`] (where a response
 //! goes). [`forward`] applies them, rewriting ids and method names by splicing; [`failure`]
 //! decides what the end of a component means and answers what was waiting on it;
-//! [`bad_input`] answers what cannot be routed, and [`skipped`] counts it; [`event_loop`] takes events in order and
+//! [`admission`] refuses what its sender may not send (yet); [`bad_input`] answers what
+//! cannot be routed, and [`skipped`] counts both; [`event_loop`] takes events in order and
 //! knows how a run ends; [`bridge`] relays MCP for bridge shims. The router starts nothing
 //! itself: it asks its [`Components`].
 
+mod admission;
 mod bad_input;
 mod bridge;
 mod components;
@@ -209,6 +211,8 @@ pub struct Router<C> {
     agent: Option<AgentCapabilities>,
     mcp: McpTable,
     shims: Shims,
+    /// Whether the chain's `initialize` has arrived.
+    opening: admission::Opening,
     skipped: skipped::Skipped,
 }
 
@@ -254,6 +258,7 @@ impl<C: Components> Router<C> {
             agent: None,
             mcp: McpTable::default(),
             shims: Shims::default(),
+            opening: admission::Opening::default(),
             skipped: skipped::Skipped::default(),
         }
     }

@@ -118,6 +118,9 @@ pub struct Spec {
     /// Every proxy's dialect (the editor's and the agent's are pinned to the RFD).
     pub dialect: DialectChoice,
     pub shutdown_grace: Duration,
+    /// Whether the chain starts past its `initialize` (most tests are about what comes after);
+    /// see [`Spec::awaiting_initialize`].
+    pub initialized: bool,
 }
 
 impl Spec {
@@ -133,7 +136,14 @@ impl Spec {
             peer_capacity: 1024,
             dialect: DialectChoice::Pinned(Dialect::Rfd),
             shutdown_grace: Duration::from_secs(2),
+            initialized: true,
         }
+    }
+
+    /// A chain that has not received its `initialize` yet, as a run starts.
+    pub fn awaiting_initialize(mut self) -> Spec {
+        self.initialized = false;
+        self
     }
 
     pub fn proxy_mode(mut self) -> Spec {
@@ -184,6 +194,9 @@ impl Spec {
             asked: asked.clone(),
         };
         let mut router = Router::new(topology, chain, received, components, self.shutdown_grace);
+        if self.initialized {
+            router.assume_initialized();
+        }
         let routing = tokio::spawn(async move {
             let finish = router.run().await;
             router.close_components();

@@ -102,7 +102,7 @@ async fn a_shim_naming_an_undeclared_server_is_refused() {
 
 #[tokio::test]
 async fn an_agent_that_speaks_mcp_over_acp_reaches_the_owner_directly() {
-    let mut chain = Spec::new(2).start();
+    let mut chain = Spec::new(2).awaiting_initialize().start();
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
