@@ -24,8 +24,10 @@ struct Unreadable<'a> {
     shape: Shape,
     /// The error code its sender gets, when it is answered.
     code: i64,
-    /// What is wrong with it, as its sender is told.
+    /// What is wrong with it.
     problem: String,
+    /// What its sender is told, when it is answered.
+    answer: String,
     /// How a broken response is described to whoever asked: "sent ..." .
     as_response: &'static str,
 }
@@ -40,6 +42,7 @@ impl<C: Components> Router<C> {
                 shape: invalid.shape(),
                 code: invalid.code(),
                 problem: invalid.to_string(),
+                answer: invalid.to_string(),
                 as_response: "sent an invalid response",
             },
         );
@@ -55,7 +58,8 @@ impl<C: Components> Router<C> {
                 id: seen.id.as_deref(),
                 shape: seen.shape(),
                 code: error_code::INVALID_REQUEST,
-                problem: format!("message dropped: {error}"),
+                problem: error.to_string(),
+                answer: format!("message dropped: {error}"),
                 as_response: "sent a response that was too large",
             },
         );
@@ -92,7 +96,7 @@ impl<C: Components> Router<C> {
         }
         tracing::warn!(component = %name, id = line.id, problem = %line.problem, "invalid message; answered");
         let id = line.id.unwrap_or("null");
-        self.reply_error(link, id, line.code, &line.problem, None);
+        self.reply_error(link, id, line.code, &line.answer, None);
     }
 
     /// A well-formed response whose id the conductor is not waiting on, on `link`: it answers a
