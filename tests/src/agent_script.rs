@@ -261,3 +261,23 @@ pub fn recipe_bytes(words: &str, request_id: &str) -> Vec<u8> {
     }
     bytes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recipe_spells_any_bytes() {
+        let recipe = Recipe::new()
+            .bytes(b"\xef\xbb\xbf\x00\xff")
+            .text("{\"id\":")
+            .id()
+            .pad(3)
+            .line("}");
+        assert_eq!(
+            recipe_bytes(&recipe.words(), "42"),
+            b"\xef\xbb\xbf\x00\xff{\"id\":42xxx}\n"
+        );
+        assert!(recipe.prompt(EMIT).starts_with("emit hex:efbbbf00ff "));
+    }
+}
