@@ -118,7 +118,8 @@ impl<C: Components> Router<C> {
     }
 
     /// A line from the agent's MCP client that is not JSON-RPC. A broken response to one of
-    /// the server's requests answers the server; any other response is never answered.
+    /// the server's requests answers the server; any other response is never answered, nor a
+    /// line with no id (as for any component, see `bad_input`).
     fn shim_invalid(&mut self, link: LinkId, invalid: Invalid<'_>) {
         tracing::warn!(shim = link.0, error = %invalid, "invalid MCP message from the agent");
         self.skipped.count(Skip::InvalidLine);
@@ -137,8 +138,10 @@ impl<C: Components> Router<C> {
             self.reply_error(owner, &origin_id, code, &message, None);
             return;
         }
-        if invalid.shape() != Shape::Response {
-            self.reply_error(link, invalid.reply_id(), invalid.code(), &message, None);
+        if invalid.shape() != Shape::Response
+            && let Some(id) = invalid.id()
+        {
+            self.reply_error(link, id, invalid.code(), &message, None);
         }
     }
 
