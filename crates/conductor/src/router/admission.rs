@@ -1,6 +1,9 @@
 //! Who may send what, and when: the checks every request and notification of the chain passes
 //! before it is routed. A call that fails one is answered with an error or dropped, and counted.
 //!
+//! `on_call` asks here first, once it knows the chain is up: after a component failed, every
+//! editor request gets that failure instead, as before.
+//!
 //! `proxy/successor` (either spelling) is how a proxy talks to its successor: only proxies send
 //! it, and in proxy mode the parent conductor, delivering what our successor sent. From the
 //! editor it would reach proxy 1 unwrapped as a message from its successor, so the editor could

@@ -46,9 +46,6 @@ impl<C: Components> Router<C> {
         let from = self.links[link]
             .position
             .expect("bridge shims' frames go to the bridge");
-        if !self.admit(link, from, id, method) {
-            return;
-        }
         if from == 0 && id.is_some() {
             self.editor_asked = true;
         }
@@ -65,6 +62,9 @@ impl<C: Components> Router<C> {
                     Some(&failure.data),
                 );
             }
+            return;
+        }
+        if !self.admit(link, from, id, method) {
             return;
         }
         let origin = self.topology.classify(from, method);

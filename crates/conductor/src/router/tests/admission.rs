@@ -224,3 +224,18 @@ async fn in_proxy_mode_the_parents_proxy_initialize_opens_the_chain() {
     assert_eq!(delivered["method"], "proxy/successor");
     assert_eq!(delivered["params"]["method"], "session/prompt");
 }
+
+#[tokio::test]
+async fn after_a_failure_the_editor_hears_of_the_failure_not_of_initialize() {
+    let mut chain = Spec::new(0).awaiting_initialize().start();
+    let agent = chain.agent().id;
+    chain.exited(agent, "exited with status 2", &[]).await;
+    chain.editor.send(PROMPT);
+    let answer = chain.editor.recv().await;
+    assert_eq!(answer["id"], "smuggled");
+    assert_eq!(answer["error"]["code"], -32001);
+    assert_eq!(
+        answer["error"]["message"],
+        "agent `agent` exited with status 2"
+    );
+}
