@@ -17,6 +17,9 @@ use acp_conductor_tests::test_chain::AGENT;
 use acp_conductor_tests::{Binaries, TestChain, binaries};
 use serde_json::{Value, json};
 
+/// No error responses at all.
+const NONE: Vec<Value> = Vec::new();
+
 /// `max_line` of every chain here, so that over-long lines are cheap to write.
 const MAX_LINE: usize = 4096;
 
@@ -141,6 +144,15 @@ fn agent_got_responses(chain: &TestChain) -> Vec<Value> {
         .collect()
 }
 
+/// The ids of the error responses the agent received, in order.
+fn agent_errors(chain: &TestChain) -> Vec<Value> {
+    agent_got_responses(chain)
+        .into_iter()
+        .filter(|m| m.get("error").is_some())
+        .map(|m| m["id"].clone())
+        .collect()
+}
+
 /// The one response the agent received with id `id`.
 fn agent_got_error_for(chain: &TestChain, id: &Value) -> Value {
     let answers: Vec<Value> = agent_got_responses(chain)
@@ -177,12 +189,7 @@ fn garbage_from_the_agent_is_skipped_and_not_answered() {
         .line(r#"{"jsonrpc":"2.0","method":"session/update","params":{"#);
     only_the_turn_ended(&agent_writes(&mut editor, EMIT, &recipe));
     still_serves(&mut editor);
-    assert!(
-        agent_got_responses(&chain)
-            .iter()
-            .all(|m| m.get("error").is_none()),
-        "the agent got an error for a line it could not be answered about"
-    );
+    assert_eq!(agent_errors(&chain), NONE, "the agent got an error back");
     editor.wait_for_stderr("line with no id to answer; skipped");
     assert_not_routed(editor, &[("invalid_lines", 2)]);
 }
@@ -351,6 +358,7 @@ fn an_over_long_response_from_the_agent_answers_the_prompt_it_was_for() {
         .line(r#""}}"#);
     only_the_turn_ended(&agent_writes(&mut editor, EMIT, &notification));
     still_serves(&mut editor);
+    assert_eq!(agent_errors(&chain), NONE, "the agent got an error back");
     assert_not_routed(editor, &[("too_long_lines", 2)]);
 }
 
@@ -461,6 +469,11 @@ fn nul_bytes_from_the_agent_are_skipped_or_answered_by_id() {
     only_the_turn_ended(&agent_writes(&mut editor, EMIT, &recipe));
     still_serves(&mut editor);
     assert_eq!(
+        agent_errors(&chain),
+        [json!("agent-nul")],
+        "only the line with an id"
+    );
+    assert_eq!(
         agent_got_error_for(&chain, &json!("agent-nul"))["code"],
         -32700
     );
@@ -566,6 +579,7 @@ fn json_that_is_not_an_object_from_the_agent_is_skipped() {
         &Recipe::new().line("42").line(r#""ok""#),
     ));
     still_serves(&mut editor);
+    assert_eq!(agent_errors(&chain), NONE, "the agent got an error back");
     assert_not_routed(editor, &[("invalid_lines", 2)]);
 }
 
@@ -604,6 +618,7 @@ fn a_batch_from_the_agent_is_skipped() {
     );
     only_the_turn_ended(&agent_writes(&mut editor, EMIT, &batch));
     still_serves(&mut editor);
+    assert_eq!(agent_errors(&chain), NONE, "the agent got an error back");
     assert_not_routed(editor, &[("invalid_lines", 1)]);
 }
 
@@ -778,6 +793,11 @@ fn request_ids_of_invalid_types_from_the_agent_are_refused_or_skipped() {
         .line(r#"{"jsonrpc":"2.0","id":true,"method":"fs/read_text_file","params":{}}"#);
     only_the_turn_ended(&agent_writes(&mut editor, EMIT, &recipe));
     still_serves(&mut editor);
+    assert_eq!(
+        agent_errors(&chain),
+        [json!(2.5)],
+        "only the line with an id"
+    );
     assert_eq!(agent_got_error_for(&chain, &json!(2.5))["code"], -32600);
     assert_not_routed(editor, &[("invalid_lines", 2)]);
 }
