@@ -179,3 +179,105 @@ pub fn reported_answer(method: &str, text: &str) -> Option<Value> {
     let json = text.strip_prefix(method)?.strip_prefix(" answered ")?;
     serde_json::from_str(json).ok()
 }
+
+/// Prompt words that make the agent write bytes of the test's choosing, hostile input for
+/// the conductor. Each must be the first word of a text block, followed by a [`Recipe`]:
+/// `emit RECIPE` writes the bytes and then ends the turn as usual; `answer RECIPE` writes
+/// them instead of the turn's response (which the recipe may spell out, badly). `flood N`
+/// streams agent message chunks, N bytes of lines in all, then ends the turn.
+pub const EMIT: &str = "emit";
+pub const ANSWER: &str = "answer";
+pub const FLOOD: &str = "flood";
+
+/// The text of each chunk a `flood` streams is this many bytes long.
+pub const FLOOD_CHUNK: usize = 16 * 1024;
+
+/// Bytes spelled as prompt words: `hex:<digits>` (those bytes), `pad:<n>` (`n` bytes of `x`)
+/// and `id` (the prompt's request id, as the agent received it). Any bytes at all, invalid
+/// UTF-8 and NUL included, travel inside an ordinary prompt.
+#[derive(Debug, Clone, Default)]
+pub struct Recipe(Vec<String>);
+
+impl Recipe {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn bytes(mut self, bytes: &[u8]) -> Self {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        self.0.push(format!("hex:{hex}"));
+        self
+    }
+
+    pub fn text(self, text: &str) -> Self {
+        self.bytes(text.as_bytes())
+    }
+
+    /// `text` and a newline: one whole line.
+    pub fn line(self, text: &str) -> Self {
+        self.text(text).bytes(b"\n")
+    }
+
+    pub fn pad(mut self, count: usize) -> Self {
+        self.0.push(format!("pad:{count}"));
+        self
+    }
+
+    pub fn id(mut self) -> Self {
+        self.0.push("id".to_string());
+        self
+    }
+
+    /// The recipe's words, as [`recipe_bytes`] reads them (and `--on-start` takes them).
+    pub fn words(&self) -> String {
+        self.0.join(" ")
+    }
+
+    /// The prompt text that has the agent `word` (`emit` or `answer`) these bytes.
+    pub fn prompt(&self, word: &str) -> String {
+        format!("{word} {}", self.words())
+    }
+}
+
+/// The bytes a recipe's words spell, `id` standing for `request_id`.
+pub fn recipe_bytes(words: &str, request_id: &str) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for word in words.split_whitespace() {
+        if let Some(hex) = word.strip_prefix("hex:") {
+            let digits = hex.as_bytes();
+            assert!(digits.len() % 2 == 0, "odd hex in recipe: {word}");
+            for pair in digits.chunks(2) {
+                let pair = std::str::from_utf8(pair).expect("hex digits");
+                bytes.push(u8::from_str_radix(pair, 16).expect("hex digits"));
+            }
+        } else if let Some(count) = word.strip_prefix("pad:") {
+            let count: usize = count.parse().expect("pad:<count>");
+            bytes.resize(bytes.len() + count, b'x');
+        } else if word == "id" {
+            bytes.extend_from_slice(request_id.as_bytes());
+        } else {
+            panic!("unknown recipe word `{word}`");
+        }
+    }
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recipe_spells_any_bytes() {
+        let recipe = Recipe::new()
+            .bytes(b"\xef\xbb\xbf\x00\xff")
+            .text("{\"id\":")
+            .id()
+            .pad(3)
+            .line("}");
+        assert_eq!(
+            recipe_bytes(&recipe.words(), "42"),
+            b"\xef\xbb\xbf\x00\xff{\"id\":42xxx}\n"
+        );
+        assert!(recipe.prompt(EMIT).starts_with("emit hex:efbbbf00ff "));
+    }
+}

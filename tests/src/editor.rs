@@ -7,6 +7,7 @@ use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -78,11 +79,18 @@ impl Exchange {
     }
 }
 
+/// What the editor does with the conductor's stdout.
+const READING: u8 = 0;
+const NOT_READING: u8 = 1;
+const CLOSED: u8 = 2;
+
 /// A conductor launched the way an editor launches its agent.
 pub struct Editor {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: Receiver<String>,
+    /// [`READING`], [`NOT_READING`] or [`CLOSED`], for the thread that reads stdout.
+    stdout_state: Arc<AtomicU8>,
     stderr: Arc<Mutex<String>>,
     /// Disconnects when the conductor's stderr reaches EOF.
     stderr_closed: Receiver<()>,
@@ -114,9 +122,19 @@ impl Editor {
         let stderr = child.stderr.take().expect("stderr is piped");
 
         let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+        let stdout_state = Arc::new(AtomicU8::new(READING));
+        let state = Arc::clone(&stdout_state);
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
             loop {
+                match state.load(Ordering::SeqCst) {
+                    CLOSED => return,
+                    NOT_READING => {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    }
+                    _ => {}
+                }
                 let mut line = String::new();
                 match reader.read_line(&mut line) {
                     Ok(0) | Err(_) => return,
@@ -144,6 +162,7 @@ impl Editor {
             child,
             stdin,
             stdout: lines_rx,
+            stdout_state,
             stderr: stderr_text,
             stderr_closed,
             held: VecDeque::new(),
@@ -200,6 +219,19 @@ impl Editor {
             );
         }
         self.transcript.push((Direction::Sent, line.to_string()));
+    }
+
+    /// Writes `bytes` exactly as given (no newline added), in one write.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin was closed");
+        if let Err(e) = stdin.write_all(bytes).and_then(|()| stdin.flush()) {
+            panic!(
+                "cannot write to the conductor ({e}); its stderr:\n{}",
+                self.stderr_for_failure()
+            );
+        }
+        let text = String::from_utf8_lossy(bytes);
+        self.transcript.push((Direction::Sent, text.into_owned()));
     }
 
     pub fn send(&mut self, message: &Value) {
@@ -359,6 +391,18 @@ impl Editor {
     /// Closes the conductor's stdin, as an editor does when it is done.
     pub fn close_stdin(&mut self) {
         self.stdin = None;
+    }
+
+    /// Stops reading the conductor's stdout, as a hung editor would: after the line being
+    /// read, if any, nothing more is taken from the pipe.
+    pub fn stop_reading(&self) {
+        self.stdout_state.store(NOT_READING, Ordering::SeqCst);
+    }
+
+    /// Closes the read end of the conductor's stdout (after [`stop_reading`](Self::stop_reading),
+    /// at once; while reading, once the next line arrives).
+    pub fn close_stdout(&self) {
+        self.stdout_state.store(CLOSED, Ordering::SeqCst);
     }
 
     /// Sends `signal` to the conductor.

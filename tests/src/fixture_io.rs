@@ -134,3 +134,21 @@ pub fn stdin_lines() -> impl Iterator<Item = String> {
             line
         })
 }
+
+/// Writes `bytes` to stdout exactly as given, in one write; `false` once the peer is gone.
+pub fn send_bytes(bytes: &[u8]) -> bool {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .is_ok()
+}
+
+/// Replaces the contents of `path` with `text` at once (written aside, then renamed), so
+/// that a reader never sees a half-written file.
+pub fn replace_file(path: &str, text: &str) {
+    let aside = format!("{path}.new");
+    std::fs::write(&aside, text)
+        .and_then(|()| std::fs::rename(&aside, path))
+        .unwrap_or_else(|e| panic!("cannot write {path}: {e}"));
+}

@@ -56,6 +56,18 @@ pub fn wait_until_gone(pids: &[u32], limit: Duration) -> Vec<u32> {
     }
 }
 
+/// The most memory `pid` has had resident so far (`VmHWM`), in KiB.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("no /proc/{pid}/status: {e}"));
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kib| kib.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in /proc/{pid}/status"))
+}
+
 /// Name and state of a process, for messages about processes that remain.
 pub fn describe(pid: u32) -> String {
     match std::fs::read_to_string(format!("/proc/{pid}/cmdline")) {
@@ -96,6 +108,11 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(!is_running(child.id()));
+    }
+
+    #[test]
+    fn this_process_has_a_peak_rss() {
+        assert!(peak_rss_kib(std::process::id()) > 0);
     }
 
     #[test]

@@ -57,7 +57,10 @@ fn endless_loop(target: WasmTarget) {
         round_trips += 1;
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(round_trips >= 5, "only {round_trips} round trips while `far` spun");
+    assert!(
+        round_trips >= 5,
+        "only {round_trips} round trips while `far` spun"
+    );
     let answer = editor.finish_request(&spin, acp_conductor_tests::editor::refuse);
     let interrupted_after = started.elapsed();
     assert_failed_with(

@@ -6,6 +6,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+use crate::frame::TopLevel;
+
 /// A well-formed JSON-RPC 2.0 message. Payloads stay raw so they can be forwarded
 /// byte-for-byte.
 #[derive(Debug, Clone, Copy)]
@@ -31,19 +33,36 @@ pub enum Outcome<'a> {
     Error(&'a RawValue),
 }
 
+/// What kind of message a frame meant to be, as far as its top-level members tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// It has a `method`: a request or a notification, which may be answered.
+    Call,
+    /// No `method`, but a `result` or an `error`: a response, which is never answered.
+    Response,
+    /// Neither.
+    Unknown,
+}
+
 /// Why a frame is not a usable JSON-RPC 2.0 message, with the id to answer if one could
-/// be read (`None` means the error response carries `"id": null`).
+/// be read (`None` means the error response carries `"id": null`) and its [`Shape`].
+///
+/// A frame that is not UTF-8 or not JSON is still scanned ([`TopLevel`]): when its top level
+/// shows a string or number `id` before anything breaks, that id is answered, so that an
+/// editor whose prompt carried one stray byte can match the error to its request.
 #[derive(Debug, Clone)]
 pub enum Invalid<'a> {
-    NotUtf8,
-    /// Not JSON at all (JSON-RPC -32700).
-    NotJson(String),
+    /// Not UTF-8 (JSON-RPC -32700).
+    NotUtf8 { seen: TopLevel },
+    /// Not JSON at all (-32700).
+    NotJson { error: String, seen: TopLevel },
     /// A JSON array: batches are not part of ACP (-32600).
     Batch,
     /// JSON, but not a JSON-RPC 2.0 object (-32600).
     NotJsonRpc {
         id: Option<&'a RawValue>,
         reason: &'static str,
+        shape: Shape,
     },
 }
 
@@ -51,16 +70,30 @@ impl Invalid<'_> {
     /// The JSON-RPC error code this deserves.
     pub fn code(&self) -> i64 {
         match self {
-            Invalid::NotUtf8 | Invalid::NotJson(_) => crate::error_code::PARSE_ERROR,
+            Invalid::NotUtf8 { .. } | Invalid::NotJson { .. } => crate::error_code::PARSE_ERROR,
             Invalid::Batch | Invalid::NotJsonRpc { .. } => crate::error_code::INVALID_REQUEST,
+        }
+    }
+
+    /// The id the frame carried, as JSON text, if one could be read.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Invalid::NotUtf8 { seen } | Invalid::NotJson { seen, .. } => seen.id.as_deref(),
+            Invalid::NotJsonRpc { id, .. } => id.map(RawValue::get),
+            Invalid::Batch => None,
         }
     }
 
     /// The id an error response should carry, as JSON text.
     pub fn reply_id(&self) -> &str {
+        self.id().unwrap_or("null")
+    }
+
+    pub fn shape(&self) -> Shape {
         match self {
-            Invalid::NotJsonRpc { id: Some(id), .. } => id.get(),
-            _ => "null",
+            Invalid::NotUtf8 { seen } | Invalid::NotJson { seen, .. } => seen.shape(),
+            Invalid::NotJsonRpc { shape, .. } => *shape,
+            Invalid::Batch => Shape::Unknown,
         }
     }
 }
@@ -68,8 +101,8 @@ impl Invalid<'_> {
 impl std::fmt::Display for Invalid<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Invalid::NotUtf8 => f.write_str("message is not valid UTF-8"),
-            Invalid::NotJson(e) => write!(f, "message is not valid JSON: {e}"),
+            Invalid::NotUtf8 { .. } => f.write_str("message is not valid UTF-8"),
+            Invalid::NotJson { error, .. } => write!(f, "message is not valid JSON: {error}"),
             Invalid::Batch => f.write_str("JSON-RPC batches are not supported"),
             Invalid::NotJsonRpc { reason, .. } => write!(f, "not a JSON-RPC 2.0 message: {reason}"),
         }
@@ -100,13 +133,21 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 /// Classifies one frame. Validates that the whole line is JSON (so a peer is never
 /// handed a malformed payload) but only decodes the envelope members.
 pub fn parse(line: &[u8]) -> Result<Envelope<'_>, Invalid<'_>> {
-    let text = std::str::from_utf8(line).map_err(|_| Invalid::NotUtf8)?;
+    let not_json = |e: serde_json::Error| Invalid::NotJson {
+        error: e.to_string(),
+        seen: TopLevel::of(line),
+    };
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Err(Invalid::NotUtf8 {
+            seen: TopLevel::of(line),
+        });
+    };
     let first = text.trim_start().as_bytes().first().copied();
     if first == Some(b'[') {
         // Still tell a malformed array apart from a batch.
         return match serde_json::from_str::<serde::de::IgnoredAny>(text) {
             Ok(_) => Err(Invalid::Batch),
-            Err(e) => Err(Invalid::NotJson(e.to_string())),
+            Err(e) => Err(not_json(e)),
         };
     }
     if first != Some(b'{') {
@@ -114,25 +155,54 @@ pub fn parse(line: &[u8]) -> Result<Envelope<'_>, Invalid<'_>> {
             Ok(_) => Err(Invalid::NotJsonRpc {
                 id: None,
                 reason: "expected a JSON object",
+                shape: Shape::Unknown,
             }),
-            Err(e) => Err(Invalid::NotJson(e.to_string())),
+            Err(e) => Err(not_json(e)),
         };
     }
-    let m: Members<'_> = serde_json::from_str(text).map_err(|e| Invalid::NotJson(e.to_string()))?;
+    let m: Members<'_> = serde_json::from_str(text).map_err(not_json)?;
     classify(m)
 }
 
 fn classify(m: Members<'_>) -> Result<Envelope<'_>, Invalid<'_>> {
-    let id = match m.id {
-        Some(id) if !is_valid_id(id) => {
+    let shape = if m.method.is_some() {
+        Shape::Call
+    } else if m.result.is_some() || m.error.is_some() {
+        Shape::Response
+    } else {
+        Shape::Unknown
+    };
+    let id = match m.id.map(|id| (id, id_kind(id))) {
+        None => None,
+        Some((id, IdKind::Integer | IdKind::String)) => Some(id),
+        // A null id can only be answered with null, which is also the id of the answer to a
+        // message no one could read: a request must not use it. A response may (it is how a
+        // peer answers what it could not read).
+        Some((id, IdKind::Null)) if shape == Shape::Call => {
             return Err(Invalid::NotJsonRpc {
-                id: None,
-                reason: "`id` must be a string, a number or null",
+                id: Some(id),
+                reason: "a request's `id` must be a string or an integer, not null",
+                shape,
             });
         }
-        other => other,
+        Some((id, IdKind::Null)) => Some(id),
+        // Still answered with the number as written, so that its sender can match it.
+        Some((id, IdKind::Fraction)) => {
+            return Err(Invalid::NotJsonRpc {
+                id: Some(id),
+                reason: "`id` must be a string or an integer, not a number with a fraction or an exponent",
+                shape,
+            });
+        }
+        Some((_, IdKind::Other)) => {
+            return Err(Invalid::NotJsonRpc {
+                id: None,
+                reason: "`id` must be a string or an integer",
+                shape,
+            });
+        }
     };
-    let invalid = |reason| Err(Invalid::NotJsonRpc { id, reason });
+    let invalid = |reason| Err(Invalid::NotJsonRpc { id, reason, shape });
     if m.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
         return invalid("`jsonrpc` must be \"2.0\"");
     }
@@ -178,11 +248,29 @@ fn classify(m: Members<'_>) -> Result<Envelope<'_>, Invalid<'_>> {
     }
 }
 
-fn is_valid_id(id: &RawValue) -> bool {
-    matches!(
-        id.get().as_bytes().first(),
-        Some(b'"' | b'-' | b'0'..=b'9' | b'n')
-    )
+/// The JSON types an `id` can have, as ACP sees them: its ids are strings or integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IdKind {
+    String,
+    Integer,
+    /// A number with a fraction or an exponent (`1.5`, `1e3`).
+    Fraction,
+    Null,
+    /// An object, an array or a boolean.
+    Other,
+}
+
+fn id_kind(id: &RawValue) -> IdKind {
+    let text = id.get().as_bytes();
+    match text.first() {
+        Some(b'"') => IdKind::String,
+        Some(b'n') => IdKind::Null,
+        Some(b'-' | b'0'..=b'9') if text.iter().all(|b| matches!(b, b'-' | b'0'..=b'9')) => {
+            IdKind::Integer
+        }
+        Some(b'-' | b'0'..=b'9') => IdKind::Fraction,
+        _ => IdKind::Other,
+    }
 }
 
 /// The contents of a JSON string with no escape sequences, borrowed. Method names in
@@ -198,151 +286,9 @@ pub fn decode_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Cow<'_, str>>(raw.get()).ok()
 }
 
-/// What the first bytes of a message too long to parse reveal about it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Peek {
-    /// The top-level `id` as JSON text, when it appears whole in the bytes given.
-    pub id: Option<String>,
-    /// A top-level `method` appeared (so it is a request, not a response).
-    pub method: bool,
-}
-
-/// Scans the top-level members at the start of a (possibly cut-off) JSON object without
-/// validating the rest. Used to answer a request whose line was too long to keep.
-pub fn peek_id(head: &[u8]) -> Peek {
-    let mut peek = Peek::default();
-    let mut s = Scanner { b: head, i: 0 };
-    s.ws();
-    if !s.eat(b'{') {
-        return peek;
-    }
-    loop {
-        s.ws();
-        let Some(key) = s.string() else { return peek };
-        s.ws();
-        if !s.eat(b':') {
-            return peek;
-        }
-        s.ws();
-        let start = s.i;
-        if !s.value() {
-            return peek;
-        }
-        let value = &head[start..s.i];
-        match key {
-            b"\"id\"" => {
-                let text = std::str::from_utf8(value).ok();
-                if let Some(t) = text.filter(|t| serde_json::from_str::<&RawValue>(t).is_ok()) {
-                    peek.id = Some(t.to_string());
-                }
-            }
-            b"\"method\"" => peek.method = true,
-            _ => {}
-        }
-        s.ws();
-        if !s.eat(b',') {
-            return peek;
-        }
-    }
-}
-
-struct Scanner<'a> {
-    b: &'a [u8],
-    i: usize,
-}
-
-impl<'a> Scanner<'a> {
-    fn ws(&mut self) {
-        while matches!(self.b.get(self.i), Some(b' ' | b'\t' | b'\r' | b'\n')) {
-            self.i += 1;
-        }
-    }
-
-    fn eat(&mut self, c: u8) -> bool {
-        let hit = self.b.get(self.i) == Some(&c);
-        self.i += usize::from(hit);
-        hit
-    }
-
-    /// A whole string literal, quotes included; `None` if cut off.
-    fn string(&mut self) -> Option<&'a [u8]> {
-        let start = self.i;
-        if !self.eat(b'"') {
-            return None;
-        }
-        loop {
-            match self.b.get(self.i)? {
-                b'\\' => self.i += 2,
-                b'"' => {
-                    self.i += 1;
-                    return Some(&self.b[start..self.i]);
-                }
-                _ => self.i += 1,
-            }
-        }
-    }
-
-    /// Skips one value; false if it is cut off.
-    fn value(&mut self) -> bool {
-        match self.b.get(self.i) {
-            None => false,
-            Some(b'"') => self.string().is_some(),
-            Some(b'{' | b'[') => {
-                let mut depth = 0usize;
-                loop {
-                    match self.b.get(self.i) {
-                        None => return false,
-                        Some(b'"') => {
-                            if self.string().is_none() {
-                                return false;
-                            }
-                            continue;
-                        }
-                        Some(b'{' | b'[') => depth += 1,
-                        Some(b'}' | b']') => {
-                            depth -= 1;
-                            if depth == 0 {
-                                self.i += 1;
-                                return true;
-                            }
-                        }
-                        _ => {}
-                    }
-                    self.i += 1;
-                }
-            }
-            Some(_) => {
-                while let Some(c) = self.b.get(self.i) {
-                    if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
-                        return true;
-                    }
-                    self.i += 1;
-                }
-                false
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn peeks_the_id_of_a_cut_off_message() {
-        let p = peek_id(br#"{"jsonrpc":"2.0","id":"a\"}b","method":"session/prompt","params":{"prompt":[{"text":"xxxx"#);
-        assert_eq!(p.id.as_deref(), Some(r#""a\"}b""#));
-        assert!(p.method);
-        let p = peek_id(
-            br#"{"params":{"id":5,"x":["}"]},"id":9007199254740993,"method":"m","params2":"xx"#,
-        );
-        assert_eq!(p.id.as_deref(), Some("9007199254740993"));
-        let p = peek_id(br#"{"jsonrpc":"2.0","result":{"content":"xxxxxxx"#);
-        assert_eq!(p, Peek::default());
-        let p = peek_id(br#"{"id":12"#);
-        assert_eq!(p.id, None, "a number cut off at the end is not trusted");
-        assert_eq!(peek_id(b"garbage"), Peek::default());
-    }
 
     fn env(line: &str) -> Envelope<'_> {
         parse(line.as_bytes()).unwrap_or_else(|e| panic!("{line}: {e}"))
@@ -391,9 +337,9 @@ mod tests {
             "-1",
             "\"0\"",
             "9007199254740993",
+            "-7",
+            "18446744073709551616",
             r#""a\"b\\c\u00e9""#,
-            "1.5e3",
-            "null",
         ] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#);
             match parse(line.as_bytes()).unwrap() {
@@ -440,6 +386,49 @@ mod tests {
             ),
             (br#"{"jsonrpc":"2.0","id":5,"error":"bad"}"#, -32600, "5"),
             (br#"{"jsonrpc":"2.0"}"#, -32600, "null"),
+            (br#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#, -32600, "1.5"),
+            (br#"{"jsonrpc":"2.0","id":2e3,"method":"m"}"#, -32600, "2e3"),
+            (
+                br#"{"jsonrpc":"2.0","id":true,"method":"m"}"#,
+                -32600,
+                "null",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":[7],"method":"m"}"#,
+                -32600,
+                "null",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+                -32600,
+                "null",
+            ),
+            (br#"{"jsonrpc":"2.0","id":2.5,"result":1}"#, -32600, "2.5"),
+            (
+                br#"{"jsonrpc":"2.0","id":false,"result":1}"#,
+                -32600,
+                "null",
+            ),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"m\",\"params\":{\"t\":\"\xff\"}}",
+                -32700,
+                "4",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","params":{bad},"id":"x","method":"m"}"#,
+                -32700,
+                r#""x""#,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","params":{"a":1}},"id":"x","method":"m"}"#,
+                -32700,
+                "null",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":"x","method":"m","params":{bad}}"#,
+                -32700,
+                r#""x""#,
+            ),
             (
                 br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
                 -32700,
@@ -455,11 +444,43 @@ mod tests {
     }
 
     #[test]
-    fn null_id_request_is_a_request() {
-        assert!(matches!(
-            env(r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#),
-            Envelope::Request { .. }
-        ));
+    fn a_null_id_is_refused_on_a_request_and_kept_on_a_response() {
+        let err = parse(br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#).unwrap_err();
+        assert_eq!((err.code(), err.shape()), (-32600, Shape::Call));
+        match env(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}"#) {
+            Envelope::Response { id, .. } => assert_eq!(id.get(), "null"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_invalid_message_tells_whether_it_meant_to_be_a_response() {
+        let cases: &[(&[u8], Shape)] = &[
+            (
+                br#"{"jsonrpc":"2.0","id":5,"result":1,"error":{}}"#,
+                Shape::Response,
+            ),
+            (br#"{"jsonrpc":"1.0","id":5,"result":1}"#, Shape::Response),
+            (
+                br#"{"jsonrpc":"2.0","id":5,"error":"bad"}"#,
+                Shape::Response,
+            ),
+            (br#"{"jsonrpc":"2.0","id":{},"result":1}"#, Shape::Response),
+            (
+                br#"{"jsonrpc":"2.0","id":5,"method":"m","result":1}"#,
+                Shape::Call,
+            ),
+            (br#"{"id":5,"method":"m"}"#, Shape::Call),
+            (br#"{"jsonrpc":"2.0","id":5}"#, Shape::Unknown),
+            (b"{\"id\":5,\"result\":\"\xff\"}", Shape::Response),
+            (br#"{"id":5,"result":{"a":}}"#, Shape::Response),
+            (b"[]", Shape::Unknown),
+            (b"garbage", Shape::Unknown),
+        ];
+        for (line, shape) in cases {
+            let err = parse(line).expect_err(&String::from_utf8_lossy(line));
+            assert_eq!(err.shape(), *shape, "{}", String::from_utf8_lossy(line));
+        }
     }
 
     #[test]

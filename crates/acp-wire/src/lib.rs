@@ -16,7 +16,7 @@ pub mod outgoing;
 pub mod splice;
 pub mod successor;
 
-pub use envelope::{Envelope, Invalid, Outcome, parse};
+pub use envelope::{Envelope, Invalid, Outcome, Shape, parse};
 pub use frame::{FrameError, LineDecoder, LineEncoder};
 pub use id::IdKey;
 pub use outgoing::OutgoingRequests;

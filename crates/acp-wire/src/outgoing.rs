@@ -62,6 +62,12 @@ impl<T> OutgoingRequests<T> {
         self.complete(crate::id::own_id(id)?)
     }
 
+    /// Whether this table handed out `id`, answered since or not: a response to an id it
+    /// handed out and no longer waits on answers a request a second time.
+    pub fn issued(&self, id: u64) -> bool {
+        (1..=self.last_id).contains(&id)
+    }
+
     /// The entry of a request still waiting, without removing it.
     pub fn get(&self, id: u64) -> Option<&T> {
         self.waiting.get(&id)
@@ -144,6 +150,8 @@ mod tests {
         assert_eq!(table.complete(id), None);
         assert_eq!(table.get(id), None);
         assert!(table.is_empty());
+        assert!(table.issued(id), "answered, but handed out");
+        assert!(!table.issued(0) && !table.issued(id + 1));
     }
 
     #[test]

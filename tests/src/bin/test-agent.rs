@@ -4,12 +4,18 @@
 //! Options: `--record PATH` (every received line, raw), `--pid-file PATH`, `--updates K`
 //! (chunks streamed per prompt, default 1), `--burst` (chunks, response and more chunks in
 //! one write), `--eof-file PATH` (written when stdin reaches EOF), `--no-embedded-context`
-//! (`promptCapabilities.embeddedContext: false` in the initialize result). Prompt words:
+//! (`promptCapabilities.embeddedContext: false` in the initialize result), `--on-start
+//! RECIPE` (bytes written before anything is read: a banner, a request before `initialize`),
+//! `--progress-file PATH` (how many bytes a `flood` has written so far),
+//! `--answer-after-cancel` (a turn ended by `$/cancel_request` is answered twice: -32800,
+//! then its result). Prompt words:
 //! `hang` (wait for `session/cancel` or `$/cancel_request`),
 //! `permission` (ask the client with `session/request_permission`), `id-zero` (ask the
 //! client to read a file with request id `0`); a text block starting with `fs-read`,
 //! `fs-write`, `terminal` or `permission-for` sends that request to the client and reports
-//! its answer (see [`agent_script::client_request`]). Exits on stdin EOF.
+//! its answer (see [`agent_script::client_request`]); one starting with `emit`, `answer` or
+//! `flood` writes bytes of the test's choosing (see [`agent_script::EMIT`]). Exits on stdin
+//! EOF.
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::fixture_io::{self, FixtureArgs, Recording};
@@ -46,6 +52,8 @@ struct Turn {
 struct Agent {
     updates: usize,
     burst: bool,
+    answer_after_cancel: bool,
+    progress_file: Option<String>,
     embedded_context: bool,
     next_session: u64,
     /// Ids of our own requests; `0` is reserved for the "id-zero" prompt.
@@ -54,14 +62,19 @@ struct Agent {
 }
 
 fn main() {
-    let args = FixtureArgs::from_env(&["burst", "no-embedded-context"]);
+    let args = FixtureArgs::from_env(&["burst", "no-embedded-context", "answer-after-cancel"]);
     fixture_io::write_pid_file(args.value("pid-file"));
     let mut recording = Recording::open(args.value("record"));
+    if let Some(recipe) = args.value("on-start") {
+        fixture_io::send_bytes(&agent_script::recipe_bytes(recipe, "null"));
+    }
     let mut agent = Agent {
         updates: args
             .value("updates")
             .map_or(1, |k| k.parse().expect("--updates takes a number")),
         burst: args.flag("burst"),
+        answer_after_cancel: args.flag("answer-after-cancel"),
+        progress_file: args.value("progress-file").map(str::to_string),
         embedded_context: !args.flag("no-embedded-context"),
         next_session: 1,
         next_request: 1,
@@ -125,6 +138,9 @@ impl Agent {
 
     fn prompt(&mut self, id: &str, params: &Value, meta: Value) {
         let session_id = params["sessionId"].as_str().unwrap_or_default().to_string();
+        if self.hostile(id, params, &session_id, &meta) {
+            return;
+        }
         let text = params["prompt"]
             .as_array()
             .into_iter()
@@ -219,6 +235,65 @@ impl Agent {
         fixture_io::send_lines(&lines);
     }
 
+    /// The `emit`, `answer` and `flood` words; true when the prompt was one of them.
+    fn hostile(&mut self, id: &str, params: &Value, session_id: &str, meta: &Value) -> bool {
+        let Some((word, rest)) = params["prompt"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str())
+            .filter_map(|text| text.trim_start().split_once(' '))
+            .find(|(word, _)| {
+                [
+                    agent_script::EMIT,
+                    agent_script::ANSWER,
+                    agent_script::FLOOD,
+                ]
+                .contains(word)
+            })
+        else {
+            return false;
+        };
+        match word {
+            agent_script::EMIT => {
+                fixture_io::send_bytes(&agent_script::recipe_bytes(rest, id));
+                fixture_io::send_line(end_turn(id, "end_turn", meta));
+            }
+            agent_script::ANSWER => {
+                fixture_io::send_bytes(&agent_script::recipe_bytes(rest, id));
+            }
+            _ => {
+                let total: usize = rest.trim().parse().expect("flood <bytes>");
+                if self.flood(session_id, total) {
+                    fixture_io::send_line(end_turn(id, "end_turn", meta));
+                }
+            }
+        }
+        true
+    }
+
+    /// Streams chunks until `total` bytes of text went out, noting the progress after each
+    /// write; false if the client went away first.
+    fn flood(&self, session_id: &str, total: usize) -> bool {
+        let text = "f".repeat(agent_script::FLOOD_CHUNK);
+        let mut line = jsonrpc::notification_line(
+            "session/update",
+            Some(&agent_script::chunk(session_id, &text).to_string()),
+        );
+        line.push('\n');
+        let mut written = 0;
+        while written < total {
+            if !fixture_io::send_bytes(line.as_bytes()) {
+                return false;
+            }
+            written += line.len();
+            if let Some(path) = &self.progress_file {
+                fixture_io::replace_file(path, &written.to_string());
+            }
+        }
+        true
+    }
+
     fn notification(&mut self, method: &str, params: &Value) {
         match method {
             "session/cancel" => {
@@ -244,11 +319,15 @@ impl Agent {
                     return;
                 };
                 let turn = self.turns.remove(index);
-                fixture_io::send_line(jsonrpc::error_line(
+                let mut lines = vec![jsonrpc::error_line(
                     turn.prompt_id.get(),
                     -32800,
                     "Request cancelled",
-                ));
+                )];
+                if self.answer_after_cancel {
+                    lines.push(end_turn(turn.prompt_id.get(), "end_turn", &turn.meta));
+                }
+                fixture_io::send_lines(&lines);
             }
             _ => {}
         }

@@ -3,10 +3,15 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use super::{FrameError, HEAD_BYTES};
+use super::{FrameError, TopLevel, TopLevelScan};
 
-/// Splits a buffer into lines. Accepts `\n` and `\r\n`; skips blank lines; a line longer
-/// than `max_line` bytes is reported once and skipped without being held in memory.
+/// The UTF-8 encoding of U+FEFF, the byte-order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Splits a buffer into lines. Accepts `\n` and `\r\n`; skips blank lines; drops a UTF-8
+/// byte-order mark that opens a line (RFC 8259 lets a parser ignore one; some programs write
+/// one before their first line); a line longer than `max_line` bytes is reported once and
+/// skipped without being held in memory, its top level scanned on the way.
 ///
 /// ```
 /// use acp_wire::LineDecoder;
@@ -25,8 +30,8 @@ pub struct LineDecoder {
     discarding: Option<usize>,
     /// While skipping: whether the last dropped byte was `\r` (not part of the length).
     dropped_cr: bool,
-    /// While skipping: the start of the dropped line.
-    head: Bytes,
+    /// While skipping: the scan of the dropped line's top level, fed as it is dropped.
+    scan: TopLevelScan,
 }
 
 impl LineDecoder {
@@ -36,7 +41,7 @@ impl LineDecoder {
             scanned: 0,
             discarding: None,
             dropped_cr: false,
-            head: Bytes::new(),
+            scan: TopLevelScan::new(),
         }
     }
 
@@ -55,15 +60,18 @@ impl LineDecoder {
                         } else {
                             buf[i - 1] == b'\r'
                         };
+                        self.scan.feed(&buf[..i]);
                         buf.advance(i + 1);
                         self.discarding = None;
                         self.scanned = 0;
-                        return Some(Err(self.too_long(dropped + i - usize::from(cr))));
+                        let seen = self.take_scan();
+                        return Some(Err(self.too_long(dropped + i - usize::from(cr), seen)));
                     }
                     None => {
                         if let Some(&last) = buf.last() {
                             self.dropped_cr = last == b'\r';
                         }
+                        self.scan.feed(buf);
                         self.discarding = Some(dropped + buf.len());
                         buf.clear();
                         return None;
@@ -80,8 +88,11 @@ impl LineDecoder {
                         line.truncate(end - 1);
                     }
                     if line.len() > self.max_line {
-                        self.head = Bytes::copy_from_slice(&line[..HEAD_BYTES.min(line.len())]);
-                        return Some(Err(self.too_long(line.len())));
+                        let seen = TopLevel::of(&line);
+                        return Some(Err(self.too_long(line.len(), seen)));
+                    }
+                    if line.starts_with(BOM) {
+                        line.advance(BOM.len());
                     }
                     if is_blank(&line) {
                         continue;
@@ -92,7 +103,8 @@ impl LineDecoder {
                     // One byte of slack: a line of exactly `max_line` bytes may still be
                     // waiting for its `\r`.
                     if buf.len() > self.max_line + 1 {
-                        self.head = Bytes::copy_from_slice(&buf[..HEAD_BYTES.min(buf.len())]);
+                        self.scan = TopLevelScan::new();
+                        self.scan.feed(buf);
                         self.dropped_cr = buf.last() == Some(&b'\r');
                         self.discarding = Some(buf.len());
                         self.scanned = 0;
@@ -117,8 +129,10 @@ impl LineDecoder {
                 None => self.dropped_cr,
             };
             let len = dropped + buf.len() - usize::from(cr);
+            self.scan.feed(buf);
             buf.clear();
-            return Some(Err(self.too_long(len)));
+            let seen = self.take_scan();
+            return Some(Err(self.too_long(len, seen)));
         }
         if buf.is_empty() {
             return None;
@@ -127,11 +141,15 @@ impl LineDecoder {
         self.decode(buf)
     }
 
-    fn too_long(&mut self, len: usize) -> FrameError {
+    fn take_scan(&mut self) -> TopLevel {
+        std::mem::take(&mut self.scan).finish()
+    }
+
+    fn too_long(&self, len: usize, seen: TopLevel) -> FrameError {
         FrameError::TooLong {
             limit: self.max_line,
             len,
-            head: std::mem::take(&mut self.head),
+            seen,
         }
     }
 }
@@ -235,16 +253,20 @@ mod tests {
     fn over_long_line_is_not_buffered() {
         let mut dec = LineDecoder::new(16);
         let mut buf = BytesMut::new();
+        buf.extend_from_slice(br#"{"params":""#);
         for _ in 0..1000 {
             buf.extend_from_slice(&[b'x'; 1024]);
             assert!(dec.decode(&mut buf).is_none());
-            assert!(buf.len() <= 1024, "discarded bytes must not accumulate");
+            assert!(
+                buf.len() <= 1024 + 11,
+                "discarded bytes must not accumulate"
+            );
         }
-        buf.extend_from_slice(b"x\nnext\n");
+        buf.extend_from_slice(b"\",\"id\":5}\nnext\n");
         match dec.decode(&mut buf) {
-            Some(Err(FrameError::TooLong { limit, len, head })) => {
-                assert_eq!((limit, len), (16, 1024 * 1000 + 1));
-                assert_eq!(head.len(), HEAD_BYTES);
+            Some(Err(FrameError::TooLong { limit, len, seen })) => {
+                assert_eq!((limit, len), (16, 11 + 1024 * 1000 + 9));
+                assert_eq!(seen.id.as_deref(), Some("5"));
             }
             other => panic!("{other:?}"),
         }
@@ -266,31 +288,75 @@ mod tests {
         assert_eq!(dec.decode(&mut buf).unwrap().unwrap().len(), 1024 * 1024);
     }
 
-    #[test]
-    fn dropped_line_keeps_its_head() {
-        let line = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":\"{}\"}}\n",
-            "x".repeat(1000)
-        );
-        for chunk in [1, 7, 100, 2000] {
-            let mut dec = LineDecoder::new(64);
-            let mut buf = BytesMut::new();
-            let mut got = None;
-            for piece in line.as_bytes().chunks(chunk) {
-                buf.extend_from_slice(piece);
-                if let Some(r) = dec.decode(&mut buf) {
-                    got = Some(r);
-                }
+    /// The too-long error of every over-long line in `input` fed in pieces of `chunk`.
+    fn dropped(input: &[u8], chunk: usize, max: usize) -> Vec<(usize, TopLevel)> {
+        let mut dec = LineDecoder::new(max);
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        let mut take = |r: Result<Bytes, FrameError>| {
+            if let Err(FrameError::TooLong { len, seen, .. }) = r {
+                out.push((len, seen));
             }
-            match got {
-                Some(Err(FrameError::TooLong { head, .. })) => {
-                    assert!(
-                        head.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":7"),
-                        "chunk {chunk}"
-                    )
-                }
-                other => panic!("chunk {chunk}: {other:?}"),
+        };
+        for piece in input.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            while let Some(r) = dec.decode(&mut buf) {
+                take(r);
             }
         }
+        while let Some(r) = dec.decode_eof(&mut buf) {
+            take(r);
+        }
+        out
+    }
+
+    #[test]
+    fn a_dropped_lines_id_is_found_wherever_it_is() {
+        let request = |id_first: bool| {
+            let params = format!(r#""params":{{"id":1,"text":"{}"}}"#, "x".repeat(300));
+            let mut line = if id_first {
+                format!(r#"{{"jsonrpc":"2.0","id":"r\"7","method":"m",{params}}}"#)
+            } else {
+                format!(r#"{{"jsonrpc":"2.0","method":"m",{params},"id":"r\"7"}}"#)
+            };
+            line.push_str("\r\n");
+            line
+        };
+        let response = format!(r#"{{"result":{{"t":"{}"}},"id":12}}"#, "y".repeat(300));
+        let input = format!("{}ok\n{}{response}", request(true), request(false));
+        let len = |line: &str| line.trim_end().len();
+        let expect_request = TopLevel {
+            id: Some(r#""r\"7""#.to_string()),
+            method: true,
+            outcome: false,
+        };
+        let expected = vec![
+            (len(&request(true)), expect_request.clone()),
+            (len(&request(false)), expect_request),
+            (
+                response.len(),
+                TopLevel {
+                    id: Some("12".to_string()),
+                    method: false,
+                    outcome: true,
+                },
+            ),
+        ];
+        for chunk in 1..=input.len() {
+            assert_eq!(
+                dropped(input.as_bytes(), chunk, 64),
+                expected,
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_opening_a_line_is_dropped() {
+        every_chunking(
+            b"\xEF\xBB\xBF{\"a\":1}\r\n\xEF\xBB\xBF\n{\"b\":\"\xEF\xBB\xBF\"}\n",
+            100,
+            &[ok("{\"a\":1}"), ok("{\"b\":\"\u{FEFF}\"}")],
+        );
     }
 }

@@ -6,27 +6,25 @@
 
 mod decoder;
 mod encoder;
-
-use bytes::Bytes;
+mod top_level_scan;
 
 pub use decoder::LineDecoder;
 pub use encoder::LineEncoder;
+pub use top_level_scan::{MAX_ID_BYTES, TopLevel, TopLevelScan};
 
 /// Default cap on one line: 64 MiB, enough for a prompt carrying large files.
 pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
 
-/// How much of a dropped line is kept, so its `id` can still be answered.
-pub const HEAD_BYTES: usize = 256;
-
 /// A line that could not be framed. The stream goes on after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
-    /// The line was longer than the limit; its bytes were discarded, not buffered, except
-    /// for the first [`HEAD_BYTES`] (see [`crate::envelope::peek_id`]).
+    /// The line was longer than the limit; its bytes were discarded as they came, not
+    /// buffered, and scanned on the way ([`TopLevelScan`]) so that its `id` can still be
+    /// answered wherever it was in the line.
     TooLong {
         limit: usize,
         len: usize,
-        head: Bytes,
+        seen: TopLevel,
     },
 }
 

@@ -5,7 +5,7 @@
 use std::io;
 use std::sync::Arc;
 
-use acp_wire::frame::HEAD_BYTES;
+use acp_wire::frame::TopLevel;
 use acp_wire::{FrameError, LineDecoder};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
@@ -149,7 +149,7 @@ impl<S: MessageSource> FrameSource for Messages<S> {
                 batch.too_long(FrameError::TooLong {
                     limit: self.max_line,
                     len: message.len(),
-                    head: message.slice(..HEAD_BYTES.min(message.len())),
+                    seen: TopLevel::of(&message),
                 });
                 Ok(true)
             }

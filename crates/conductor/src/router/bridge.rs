@@ -10,11 +10,12 @@ use std::collections::HashMap;
 use acp_wire::encode::{self, Call};
 use acp_wire::error_code;
 use acp_wire::successor::EnvelopeMeta;
-use acp_wire::{Envelope, IdKey, Outcome, OutgoingRequests, RawValue};
+use acp_wire::{Envelope, IdKey, Invalid, Outcome, OutgoingRequests, RawValue, Shape};
 use bytes::Bytes;
 
 use super::forward::error_code_of;
 use super::pending::{Pending, Purpose};
+use super::skipped::Skip;
 use super::topology::Position;
 use super::{Components, Router};
 use crate::link::{LinkId, Outbox};
@@ -112,11 +113,35 @@ impl<C: Components> Router<C> {
                 self.shim_notification(link, method, params)
             }
             Ok(Envelope::Response { id, outcome }) => self.shim_response(link, id, outcome),
-            Err(invalid) => {
-                tracing::warn!(shim = link.0, error = %invalid, "invalid MCP message from the agent");
-                let message = invalid.to_string();
-                self.reply_error(link, invalid.reply_id(), invalid.code(), &message, None);
-            }
+            Err(invalid) => self.shim_invalid(link, invalid),
+        }
+    }
+
+    /// A line from the agent's MCP client that is not JSON-RPC. A broken response to one of
+    /// the server's requests answers the server; any other response is never answered, nor a
+    /// line with no id (as for any component, see `bad_input`).
+    fn shim_invalid(&mut self, link: LinkId, invalid: Invalid<'_>) {
+        tracing::warn!(shim = link.0, error = %invalid, "invalid MCP message from the agent");
+        self.skipped.count(Skip::InvalidLine);
+        let message = invalid.to_string();
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        if invalid.shape() != Shape::Call
+            && let Some(raw) = invalid
+                .id()
+                .and_then(|text| serde_json::from_str::<&RawValue>(text).ok())
+            && let Some(origin_id) = shim.server_requests.complete_raw(raw)
+        {
+            let owner = shim.owner;
+            let owner = self.at(owner);
+            let message = format!("the agent sent an invalid MCP response: {message}");
+            let code = error_code::INTERNAL_ERROR;
+            self.reply_error(owner, &origin_id, code, &message, None);
+            return;
+        }
+        if invalid.shape() != Shape::Response
+            && let Some(id) = invalid.id()
+        {
+            self.reply_error(link, id, invalid.code(), &message, None);
         }
     }
 
@@ -267,6 +292,7 @@ impl<C: Components> Router<C> {
                 id = id.get(),
                 "MCP response to no pending request; dropped"
             );
+            self.skipped.count(Skip::UnknownResponse);
             return;
         };
         let owner = shim.owner;

@@ -205,6 +205,7 @@ impl<C: Components> Router<C> {
     /// agent, told to stop, closes its MCP servers itself instead of seeing them die first;
     /// MCP requests they still wait on are answered with an error, as no provider will.
     pub fn close_components(&mut self) {
+        self.skipped.summarize();
         for l in self.links.iter_mut() {
             if l.role != Role::Shim {
                 l.outbox = Outbox::closed();

@@ -23,12 +23,22 @@ use crate::link::{LinkId, Queued};
 impl<C: Components> Router<C> {
     /// One frame from a link of the chain (not a bridge shim).
     pub(super) fn on_frame(&mut self, link: LinkId, frame: Bytes) {
+        self.route_frame(link, frame, Arrival::New);
+    }
+
+    /// A frame held for a restarting component, now delivered: it was admitted when it
+    /// arrived.
+    pub(super) fn on_held_frame(&mut self, link: LinkId, frame: Bytes) {
+        self.route_frame(link, frame, Arrival::Held);
+    }
+
+    fn route_frame(&mut self, link: LinkId, frame: Bytes, arrival: Arrival) {
         match acp_wire::parse(&frame) {
             Ok(Envelope::Request { id, method, params }) => {
-                self.on_call(link, Some(id), method, params, &frame)
+                self.on_call(link, Some(id), method, params, &frame, arrival)
             }
             Ok(Envelope::Notification { method, params }) => {
-                self.on_call(link, None, method, params, &frame)
+                self.on_call(link, None, method, params, &frame, arrival)
             }
             Ok(Envelope::Response { id, outcome }) => self.on_response(link, id, outcome),
             Err(invalid) => self.on_invalid(link, invalid),
@@ -43,6 +53,7 @@ impl<C: Components> Router<C> {
         method: &str,
         params: Option<&RawValue>,
         frame: &Bytes,
+        arrival: Arrival,
     ) {
         let from = self.links[link]
             .position
@@ -65,6 +76,9 @@ impl<C: Components> Router<C> {
             }
             return;
         }
+        if arrival == Arrival::New && !self.admit(link, from, id, method) {
+            return;
+        }
         let origin = self.topology.classify(from, method);
         let (method, params, meta) = if origin.wrapped {
             match successor::unwrap(params) {
@@ -80,15 +94,7 @@ impl<C: Components> Router<C> {
         } else {
             (method, params, EnvelopeMeta::default())
         };
-        let method = match self.initialize_from_parent(from, method) {
-            Ok(method) => method,
-            Err(message) => {
-                if let Some(id) = id {
-                    self.reply_error(link, id.get(), error_code::INVALID_REQUEST, message, None);
-                }
-                return;
-            }
-        };
+        let method = self.initialize_from_parent(from, method);
         if method.starts_with("mcp/") {
             match self.mcp_route(origin, method, params) {
                 McpRoute::Ordinary => {}
@@ -161,26 +167,17 @@ impl<C: Components> Router<C> {
     }
 
     /// `proxy/initialize` is how a parent conductor opens a nested chain; it travels on as
-    /// `initialize`. An editor sending it to a terminal chain has misconfigured something.
-    fn initialize_from_parent<'m>(
-        &mut self,
-        from: Position,
-        method: &'m str,
-    ) -> Result<&'m str, &'static str> {
-        let Some(dialect) = (from == 0)
+    /// `initialize`. (From an editor of a terminal chain it is refused by admission.)
+    fn initialize_from_parent<'m>(&mut self, from: Position, method: &'m str) -> &'m str {
+        match (from == 0)
             .then(|| Dialect::of_initialize(method))
             .flatten()
-        else {
-            return Ok(method);
-        };
-        match self.topology.mode {
-            topology::ChainMode::Proxy => {
+        {
+            Some(dialect) if self.topology.mode == topology::ChainMode::Proxy => {
                 self.parent_dialect = dialect;
-                Ok("initialize")
+                "initialize"
             }
-            topology::ChainMode::Agent => Err(
-                "this conductor runs as an agent and expects `initialize`; run it with `run --proxy` to nest it in another conductor",
-            ),
+            _ => method,
         }
     }
 
@@ -239,6 +236,7 @@ impl<C: Components> Router<C> {
                 }
                 None => {
                     tracing::debug!(from = %self.links[from].name, "dropped $/cancel_request for a request no longer pending");
+                    self.skipped.count(super::skipped::Skip::StaleCancel);
                     return;
                 }
             }
@@ -329,8 +327,7 @@ impl<C: Components> Router<C> {
 
     fn on_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
         let Some(entry) = self.links[link].pending.complete_raw(id) else {
-            tracing::warn!(component = %self.links[link].name, id = id.get(), "response to no pending request; dropped");
-            return;
+            return self.on_unmatched_response(link, id, outcome);
         };
         match entry.purpose {
             Purpose::Bridge(_) => return self.on_bridge_response(link, entry, outcome),
@@ -489,6 +486,14 @@ impl<C: Components> Router<C> {
             self.links[sender].gate.resume();
         }
     }
+}
+
+/// Whether a frame arrives now or was held for a restarting component (and so was already
+/// admitted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    New,
+    Held,
 }
 
 /// Plain forwarding may reuse the arriving bytes unless the params need rewriting.

@@ -5,10 +5,12 @@
 //! goes). [`forward`] applies them, rewriting ids and method names by splicing; [`failure`]
 //! decides what the end of a component means and answers what was waiting on it, and
 //! [`recovery`] carries out `bypass` and `restart`; [`deadlines`] fails components that do
-//! not answer in time; [`bad_input`] answers what cannot be routed; [`event_loop`] takes
-//! events in order and knows how a run ends; [`bridge`] relays MCP for bridge shims. The
-//! router starts nothing itself: it asks its [`Components`].
+//! not answer in time; [`admission`] refuses what its sender may not send (yet);
+//! [`bad_input`] answers what cannot be routed, and [`skipped`] counts both; [`event_loop`]
+//! takes events in order and knows how a run ends; [`bridge`] relays MCP for bridge shims.
+//! The router starts nothing itself: it asks its [`Components`].
 
+mod admission;
 mod bad_input;
 mod bridge;
 mod components;
@@ -21,6 +23,7 @@ mod lost_sessions;
 mod mcp_routes;
 pub mod pending;
 mod recovery;
+mod skipped;
 mod timers;
 pub mod topology;
 
@@ -248,6 +251,9 @@ pub struct Router<C> {
     lost_sessions: LostSessions,
     mcp: McpTable,
     shims: Shims,
+    /// Whether the chain's `initialize` has arrived.
+    opening: admission::Opening,
+    skipped: skipped::Skipped,
 }
 
 impl<C: Components> Router<C> {
@@ -305,6 +311,8 @@ impl<C: Components> Router<C> {
             lost_sessions,
             mcp: McpTable::default(),
             shims: Shims::default(),
+            opening: admission::Opening::default(),
+            skipped: skipped::Skipped::default(),
         }
     }
 

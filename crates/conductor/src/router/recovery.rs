@@ -311,7 +311,7 @@ impl<C: Components> Router<C> {
             if self.links[from].role == Role::Shim {
                 self.on_shim_frame(from, frame);
             } else {
-                self.on_frame(from, frame);
+                self.on_held_frame(from, frame);
             }
         }
     }

@@ -32,7 +32,7 @@ async fn an_agent_exit_answers_the_editors_pending_requests_and_fails_the_chain(
 
 #[tokio::test]
 async fn after_a_failure_later_editor_requests_get_the_same_error() {
-    let mut chain = Spec::new(0).start();
+    let mut chain = Spec::new(0).awaiting_initialize().start();
     let agent = chain.agent().id;
     chain.exited(agent, "was killed by signal 9", &[]).await;
     chain

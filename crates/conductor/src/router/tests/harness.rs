@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use crate::config::FailurePolicy;
 use crate::event::Event;
 use crate::link::{Link, LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
+use crate::router::skipped::Skipped;
 use crate::router::topology::{ChainMode, Position, Topology};
 use crate::router::{
     BridgeEndpoint, ChainLink, Components, DialectChoice, Finish, Restarted, Role, Router,
@@ -140,6 +141,9 @@ pub struct Spec {
     pub shutdown_grace: Duration,
     /// Failure policies by position; every other position has the default (`fail`).
     pub failure: HashMap<Position, FailurePolicy>,
+    /// Whether the chain starts past its `initialize` (most tests are about what comes after);
+    /// see [`Spec::awaiting_initialize`].
+    pub initialized: bool,
 }
 
 impl Spec {
@@ -156,11 +160,18 @@ impl Spec {
             dialect: DialectChoice::Pinned(Dialect::Rfd),
             shutdown_grace: Duration::from_secs(2),
             failure: HashMap::new(),
+            initialized: true,
         }
     }
 
     pub fn on_failure(mut self, position: Position, policy: FailurePolicy) -> Spec {
         self.failure.insert(position, policy);
+        self
+    }
+
+    /// A chain that has not received its `initialize` yet, as a run starts.
+    pub fn awaiting_initialize(mut self) -> Spec {
+        self.initialized = false;
         self
     }
 
@@ -214,7 +225,14 @@ impl Spec {
             initialize_params: HashMap::new(),
         };
         let mut router = Router::new(topology, chain, received, components, self.shutdown_grace);
-        let routing = tokio::spawn(async move { router.run().await });
+        if self.initialized {
+            router.assume_initialized();
+        }
+        let routing = tokio::spawn(async move {
+            let finish = router.run().await;
+            router.close_components();
+            (finish, router.skipped.clone())
+        });
         let mut peers = peers.into_iter();
         let editor = peers.next().expect("position 0");
         let mut proxies: Vec<Peer> = peers.collect();
@@ -241,7 +259,7 @@ pub struct Chain {
     pub events: mpsc::Sender<Event>,
     pub links: Links,
     pub asked: Arc<Mutex<Asked>>,
-    routing: JoinHandle<Finish>,
+    routing: JoinHandle<(Finish, Skipped)>,
 }
 
 impl Chain {
@@ -322,10 +340,23 @@ impl Chain {
 
     /// Waits for the router to finish routing.
     pub async fn finish(self) -> Finish {
+        self.finish_counting().await.0
+    }
+
+    /// Waits for the router to finish routing; with what it counted as not routed.
+    pub async fn finish_counting(self) -> (Finish, Skipped) {
         tokio::time::timeout(PATIENCE, self.routing)
             .await
             .expect("the router finished")
             .expect("the router did not panic")
+    }
+
+    /// The editor closes its output; once the router has finished, what it did not route.
+    pub async fn editor_leaves(mut self) -> Skipped {
+        self.editor.end.close();
+        let (finish, skipped) = self.finish_counting().await;
+        assert_eq!(finish, Finish::Stopped);
+        skipped
     }
 }
 

@@ -102,7 +102,7 @@ async fn a_shim_naming_an_undeclared_server_is_refused() {
 
 #[tokio::test]
 async fn an_agent_that_speaks_mcp_over_acp_reaches_the_owner_directly() {
-    let mut chain = Spec::new(2).start();
+    let mut chain = Spec::new(2).awaiting_initialize().start();
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
@@ -148,4 +148,33 @@ async fn an_agent_that_speaks_mcp_over_acp_reaches_the_owner_directly() {
         r#"{"jsonrpc":"2.0","id":"mc","result":{"connectionId":"c"}}"#
     );
     assert_eq!(chain.asked.lock().unwrap().bridge_opened, 0);
+}
+
+#[tokio::test]
+async fn a_shims_bad_lines_are_answered_only_when_someone_can_match_the_answer() {
+    let mut chain = Spec::new(1).start();
+    declared(&mut chain).await;
+    let mut shim = connected_shim(&mut chain).await;
+    // The server asks the agent's client something; the client's answer is broken.
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":41,"method":"proxy/successor","params":{"method":"mcp/message","params":{"connectionId":"c-7","method":"roots/list","params":{}}}}"#,
+    );
+    let asked = shim.recv().await;
+    shim.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{}},"error":{{"code":1,"message":"m"}}}}"#,
+        asked["id"]
+    ));
+    let answer = chain.proxy(1).recv().await;
+    assert_eq!(answer["id"], 41);
+    assert_eq!(answer["error"]["code"], -32603);
+    // No answer for a line with no id, nor for a response to nothing; one with its id for a
+    // request that is not JSON-RPC 2.0.
+    shim.send("MCP client v0.1 ready");
+    shim.send(r#"{"jsonrpc":"2.0","id":77,"result":1,"error":{"code":1,"message":"m"}}"#);
+    shim.send(r#"{"jsonrpc":"1.0","id":"old","method":"tools/list"}"#);
+    let answer = shim.recv().await;
+    assert_eq!(answer["id"], "old", "{answer}");
+    assert_eq!(answer["error"]["code"], -32600);
+    let skipped = chain.editor_leaves().await;
+    assert_eq!(skipped.invalid_lines, 4);
 }

@@ -1,6 +1,7 @@
 //! The router driven in memory: every position is a peer the test plays over an in-memory
 //! link, so each routing rule, id, failure and backpressure case is checked without processes.
 
+mod admission;
 mod backpressure;
 mod bad_input;
 mod cancel;

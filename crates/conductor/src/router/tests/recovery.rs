@@ -99,6 +99,7 @@ async fn a_bypassed_proxy_is_routed_around_and_its_requests_are_answered() {
 #[tokio::test(start_paused = true)]
 async fn a_restarted_proxy_is_initialized_as_before_and_gets_what_was_held_in_order() {
     let mut chain = Spec::new(1)
+        .awaiting_initialize()
         .on_failure(1, restart(AfterRestarts::Fail))
         .start();
     let initialized = initialize(&mut chain).await;
@@ -221,7 +222,7 @@ async fn giving_up_under_fail_answers_what_was_held() {
 
 #[tokio::test(start_paused = true)]
 async fn a_component_that_never_answers_initialize_fails_after_its_startup_timeout() {
-    let mut chain = Spec::new(1).start();
+    let mut chain = Spec::new(1).awaiting_initialize().start();
     let asked = chain.editor_sends(INITIALIZE).await;
     assert_eq!(asked["method"], "proxy/initialize");
     // Nothing answers.
@@ -265,6 +266,7 @@ async fn answered_requests_never_time_out_and_a_silent_one_does() {
 #[tokio::test(start_paused = true)]
 async fn a_restarted_agent_is_initialized_again_and_its_old_sessions_are_refused_by_name() {
     let mut chain = Spec::new(0)
+        .awaiting_initialize()
         .on_failure(1, restart(AfterRestarts::Fail))
         .start();
     let init = chain.editor_sends(INITIALIZE).await;
@@ -327,7 +329,10 @@ async fn a_proxy_stuck_at_start_under_bypass_lets_initialize_go_around_it() {
         startup_timeout: Duration::from_secs(5),
         ..policy(OnFailure::Bypass)
     };
-    let mut chain = Spec::new(1).on_failure(1, stuck).start();
+    let mut chain = Spec::new(1)
+        .awaiting_initialize()
+        .on_failure(1, stuck)
+        .start();
     let asked = chain.editor_sends(INITIALIZE).await;
     assert_eq!(asked["method"], "proxy/initialize");
     tokio::time::sleep(Duration::from_secs(6)).await;
@@ -348,6 +353,7 @@ async fn a_proxy_stuck_at_start_under_bypass_lets_initialize_go_around_it() {
 #[tokio::test(start_paused = true)]
 async fn an_initialize_the_failed_instance_never_answered_goes_to_the_new_one_once() {
     let mut chain = Spec::new(1)
+        .awaiting_initialize()
         .on_failure(1, restart(AfterRestarts::Fail))
         .start();
     chain.editor_sends(INITIALIZE).await;
@@ -400,4 +406,24 @@ async fn a_signal_answers_requests_held_for_a_restarting_component() {
     assert_eq!(answer["id"], 1);
     assert_eq!(answer["error"]["code"], -32002);
     assert_eq!(chain.finish().await, Finish::Stopped);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_initialize_held_while_the_first_proxy_restarts_reaches_the_new_instance() {
+    let mut chain = Spec::new(1)
+        .awaiting_initialize()
+        .on_failure(1, restart(AfterRestarts::Fail))
+        .start();
+    let p1 = chain.proxy(1).id;
+    chain.exited(p1, "exited with status 1", &[]).await;
+    chain.editor.send(INITIALIZE);
+    let p1 = chain.restarted(1).await;
+    let init = p1.recv().await;
+    assert_eq!(
+        init["method"], "proxy/initialize",
+        "admitted once, when it arrived"
+    );
+    let id = init["id"].clone();
+    p1.send(&json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":1}}).to_string());
+    assert_eq!(chain.editor.recv().await["result"]["protocolVersion"], 1);
 }

@@ -20,7 +20,7 @@ async fn editor_requests_reach_the_agent_directly_without_proxies() {
 
 #[tokio::test]
 async fn initialize_becomes_proxy_initialize_for_a_proxy_and_is_recorded() {
-    let mut chain = Spec::new(1).start();
+    let mut chain = Spec::new(1).awaiting_initialize().start();
     chain.editor.send(
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
     );
@@ -122,7 +122,10 @@ async fn a_plain_notification_travels_as_the_very_same_bytes() {
 
 #[tokio::test]
 async fn underscore_proxies_are_detected_and_then_addressed_in_their_dialect() {
-    let mut chain = Spec::new(1).dialect(DialectChoice::Detect).start();
+    let mut chain = Spec::new(1)
+        .dialect(DialectChoice::Detect)
+        .awaiting_initialize()
+        .start();
     let first = chain
         .editor_sends(
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
@@ -169,7 +172,7 @@ async fn either_successor_spelling_is_accepted_from_a_pinned_proxy() {
 
 #[tokio::test]
 async fn a_nested_chain_reaches_its_successor_through_the_parent() {
-    let mut chain = Spec::new(2).proxy_mode().start();
+    let mut chain = Spec::new(2).proxy_mode().awaiting_initialize().start();
     // The parent opens the nested chain with proxy/initialize; proxy 1 gets it as such.
     chain.editor.send(
         r#"{"jsonrpc":"2.0","id":1,"method":"_proxy/initialize","params":{"protocolVersion":1}}"#,
@@ -198,7 +201,7 @@ async fn a_nested_chain_reaches_its_successor_through_the_parent() {
 
 #[tokio::test]
 async fn an_editor_sending_proxy_initialize_to_a_terminal_chain_is_told_why() {
-    let mut chain = Spec::new(0).start();
+    let mut chain = Spec::new(0).awaiting_initialize().start();
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{}}"#);
@@ -225,7 +228,7 @@ async fn a_malformed_successor_envelope_is_refused_with_invalid_params() {
 
 #[tokio::test]
 async fn the_editor_learns_mcp_over_acp_is_available_from_its_initialize_answer() {
-    let mut chain = Spec::new(0).start();
+    let mut chain = Spec::new(0).awaiting_initialize().start();
     chain
         .editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
         .await;
