@@ -25,8 +25,9 @@ pub struct LineDecoder {
     discarding: Option<usize>,
     /// While skipping: whether the last dropped byte was `\r` (not part of the length).
     dropped_cr: bool,
-    /// While skipping: the start of the dropped line.
-    head: Bytes,
+    /// While skipping: the start of the dropped line, filled up to `HEAD_BYTES` from every
+    /// chunk it spans, so the head does not depend on where reads happened to cut it.
+    head: BytesMut,
 }
 
 impl LineDecoder {
@@ -36,7 +37,7 @@ impl LineDecoder {
             scanned: 0,
             discarding: None,
             dropped_cr: false,
-            head: Bytes::new(),
+            head: BytesMut::new(),
         }
     }
 
@@ -55,6 +56,7 @@ impl LineDecoder {
                         } else {
                             buf[i - 1] == b'\r'
                         };
+                        self.keep_head(&buf[..i]);
                         buf.advance(i + 1);
                         self.discarding = None;
                         self.scanned = 0;
@@ -64,6 +66,7 @@ impl LineDecoder {
                         if let Some(&last) = buf.last() {
                             self.dropped_cr = last == b'\r';
                         }
+                        self.keep_head(buf);
                         self.discarding = Some(dropped + buf.len());
                         buf.clear();
                         return None;
@@ -80,7 +83,7 @@ impl LineDecoder {
                         line.truncate(end - 1);
                     }
                     if line.len() > self.max_line {
-                        self.head = Bytes::copy_from_slice(&line[..HEAD_BYTES.min(line.len())]);
+                        self.keep_head(&line);
                         return Some(Err(self.too_long(line.len())));
                     }
                     if is_blank(&line) {
@@ -92,7 +95,7 @@ impl LineDecoder {
                     // One byte of slack: a line of exactly `max_line` bytes may still be
                     // waiting for its `\r`.
                     if buf.len() > self.max_line + 1 {
-                        self.head = Bytes::copy_from_slice(&buf[..HEAD_BYTES.min(buf.len())]);
+                        self.keep_head(buf);
                         self.dropped_cr = buf.last() == Some(&b'\r');
                         self.discarding = Some(buf.len());
                         self.scanned = 0;
@@ -117,6 +120,7 @@ impl LineDecoder {
                 None => self.dropped_cr,
             };
             let len = dropped + buf.len() - usize::from(cr);
+            self.keep_head(buf);
             buf.clear();
             return Some(Err(self.too_long(len)));
         }
@@ -127,11 +131,20 @@ impl LineDecoder {
         self.decode(buf)
     }
 
+    /// Adds the next bytes of a line being dropped to its head, up to `HEAD_BYTES`.
+    fn keep_head(&mut self, bytes: &[u8]) {
+        let room = HEAD_BYTES.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+    }
+
+    /// The report of a dropped line of `len` bytes. A short line's head may have taken in
+    /// the `\r` before its newline, which is not part of the line.
     fn too_long(&mut self, len: usize) -> FrameError {
+        self.head.truncate(len);
         FrameError::TooLong {
             limit: self.max_line,
             len,
-            head: std::mem::take(&mut self.head),
+            head: self.head.split().freeze(),
         }
     }
 }
@@ -249,6 +262,37 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(dec.decode(&mut buf), Some(Ok(Bytes::from_static(b"next"))));
+    }
+
+    #[test]
+    fn dropped_line_head_is_the_same_under_every_chunking() {
+        // Found by the chunking property test: with a limit below HEAD_BYTES, the head used
+        // to be whatever the read that began discarding held (too short, or ending in the
+        // `\r` of the line ending).
+        for (input, max, head) in [
+            (&b"0123456789\r\nok\n"[..], 4, &b"0123456789"[..]),
+            (b"012345678\r\n", 7, b"012345678"),
+            (b"0123456789\r", 4, b"0123456789"),
+        ] {
+            for chunk in 1..=input.len() {
+                let mut dec = LineDecoder::new(max);
+                let mut buf = BytesMut::new();
+                let mut heads = Vec::new();
+                for piece in input.chunks(chunk) {
+                    buf.extend_from_slice(piece);
+                    while let Some(r) = dec.decode(&mut buf) {
+                        heads.extend(r.err());
+                    }
+                }
+                heads.extend(dec.decode_eof(&mut buf).and_then(Result::err));
+                match &heads[..] {
+                    [FrameError::TooLong { head: got, .. }] => {
+                        assert_eq!(&got[..], head, "chunk {chunk}")
+                    }
+                    other => panic!("chunk {chunk}: {other:?}"),
+                }
+            }
+        }
     }
 
     #[test]
