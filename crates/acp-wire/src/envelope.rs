@@ -231,9 +231,13 @@ pub fn peek_id(head: &[u8]) -> Peek {
         let value = &head[start..s.i];
         match key {
             b"\"id\"" => {
-                let text = std::str::from_utf8(value).ok();
-                if let Some(t) = text.filter(|t| serde_json::from_str::<&RawValue>(t).is_ok()) {
-                    peek.id = Some(t.to_string());
+                // Only an id `parse` would accept: the answer must be a valid response.
+                let id = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<&RawValue>(t).ok())
+                    .filter(|id| is_valid_id(id));
+                if let Some(id) = id {
+                    peek.id = Some(id.get().to_string());
                 }
             }
             b"\"method\"" => peek.method = true,
@@ -341,6 +345,11 @@ mod tests {
         assert_eq!(p, Peek::default());
         let p = peek_id(br#"{"id":12"#);
         assert_eq!(p.id, None, "a number cut off at the end is not trusted");
+        // An id that is not a string, number or null would make an invalid answer.
+        for id in [r#"{"a":1}"#, "[1]", "true"] {
+            let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m","params":"xx"#);
+            assert_eq!(peek_id(head.as_bytes()).id, None, "{id}");
+        }
         assert_eq!(peek_id(b"garbage"), Peek::default());
     }
 
