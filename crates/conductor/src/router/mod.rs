@@ -19,6 +19,9 @@ mod mcp_routes;
 pub mod pending;
 pub mod topology;
 
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(test)]
 mod tests;
 
