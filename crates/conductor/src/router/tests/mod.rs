@@ -9,4 +9,5 @@ mod harness;
 mod ids;
 mod mcp;
 mod ordering;
+mod properties;
 mod routing;
