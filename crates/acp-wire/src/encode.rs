@@ -22,8 +22,9 @@ pub enum Call<'a> {
     },
 }
 
-/// A request (`id: Some`) or notification (`id: None`). `method` names must not need
-/// JSON escaping (the envelope parser guarantees that for names it read).
+/// A request (`id: Some`) or notification (`id: None`). A `method` name that needs JSON
+/// escaping (one decoded from an MCP message, say) is escaped; names the envelope parser read
+/// never do, and are copied as they are.
 pub fn call(out: &mut Vec<u8>, id: Option<&str>, call: Call<'_>) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
     if let Some(id) = id {
@@ -58,12 +59,24 @@ pub fn call(out: &mut Vec<u8>, id: Option<&str>, call: Call<'_>) {
 }
 
 fn method_and_params(out: &mut Vec<u8>, method: &str, params: Option<&RawValue>) {
-    out.extend_from_slice(b"\"method\":\"");
-    out.extend_from_slice(method.as_bytes());
-    out.push(b'"');
+    out.extend_from_slice(b"\"method\":");
+    string(out, method);
     if let Some(p) = params {
         out.extend_from_slice(b",\"params\":");
         out.extend_from_slice(p.get().as_bytes());
+    }
+}
+
+/// `text` as a JSON string: copied between quotes when nothing in it needs escaping (every
+/// method name a peer sent plainly), escaped otherwise.
+fn string(out: &mut Vec<u8>, text: &str) {
+    if text.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        let escaped = serde_json::to_string(text).expect("a string serializes");
+        out.extend_from_slice(escaped.as_bytes());
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
     }
 }
 
@@ -121,6 +134,24 @@ pub fn json_string(out: &mut Vec<u8>, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn method_names_that_need_escaping_are_escaped() {
+        for method in ["a\"b", "back\\slash", "line\nbreak", "plain/name"] {
+            let mut out = Vec::new();
+            call(
+                &mut out,
+                Some("1"),
+                Call::Plain {
+                    method,
+                    params: None,
+                },
+            );
+            let parsed: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
+            assert_eq!(parsed["method"], method);
+            assert_eq!(parsed.as_object().unwrap().len(), 3, "no member injected");
+        }
+    }
     use crate::envelope::{Envelope, parse};
 
     fn raw(s: &str) -> Box<RawValue> {

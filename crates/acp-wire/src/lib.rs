@@ -11,6 +11,9 @@ pub mod encode;
 pub mod envelope;
 pub mod error_code;
 pub mod frame;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod id;
 pub mod outgoing;
 pub mod splice;

@@ -659,6 +659,39 @@ impl<C: Components> Router<C> {
 
     /// The shim closed (the agent closed its stdin) or its socket failed: tell the owner
     /// and answer what the owner still waits for from the agent's client.
+    /// How many requests the provider at `owner` sent the agent's MCP clients that still wait
+    /// for their answer.
+    pub(super) fn requests_waiting_on_shims(&self, owner: Position) -> usize {
+        self.shims
+            .by_link
+            .values()
+            .filter(|shim| shim.owner == owner)
+            .map(|shim| shim.server_requests.len())
+            .sum()
+    }
+
+    /// Answers every request the provider at `owner` sent the agent's MCP clients and still
+    /// waits for (the run is ending, or the chain failed).
+    pub(super) fn answer_requests_waiting_on_shims(
+        &mut self,
+        owner: Position,
+        code: i64,
+        message: &str,
+        data: Option<&RawValue>,
+    ) {
+        let waiting: Vec<Box<str>> = self
+            .shims
+            .by_link
+            .values_mut()
+            .filter(|shim| shim.owner == owner)
+            .flat_map(|shim| shim.server_requests.take_all())
+            .collect();
+        let owner_link = self.at(owner);
+        for origin_id in waiting {
+            self.reply_error(owner_link, &origin_id, code, message, data);
+        }
+    }
+
     pub(super) fn on_shim_gone(&mut self, link: LinkId) {
         let Some(mut shim) = self.shims.by_link.remove(&link) else {
             return;

@@ -197,7 +197,7 @@ impl<C: Components> Router<C> {
             .iter()
             .map(|(_, l)| l.pending.count_where(|p| p.origin == editor))
             .sum();
-        sent_on + self.held_from(editor)
+        sent_on + self.held_from(editor) + self.requests_waiting_on_shims(0)
     }
 
     /// After [`run`](Self::run): closes the editor's output and every component's input

@@ -282,6 +282,7 @@ impl<C: Components> Router<C> {
             self.reply_error(editor, &p.origin_id, code, message, data);
         }
         self.answer_held_from(editor, code, message, data);
+        self.answer_requests_waiting_on_shims(0, code, message, data);
     }
 }
 

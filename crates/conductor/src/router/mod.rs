@@ -27,6 +27,9 @@ mod skipped;
 mod timers;
 pub mod topology;
 
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(test)]
 mod tests;
 

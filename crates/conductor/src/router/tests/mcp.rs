@@ -178,3 +178,50 @@ async fn a_shims_bad_lines_are_answered_only_when_someone_can_match_the_answer()
     let skipped = chain.editor_leaves().await;
     assert_eq!(skipped.invalid_lines, 4);
 }
+
+#[tokio::test]
+async fn a_relayed_mcp_method_that_needs_escaping_reaches_the_shim_as_valid_json() {
+    let mut chain = Spec::new(1).start();
+    chain.proxy(1).send(r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"notes","id":"n-1"}]}}}"#);
+    chain.agent().recv().await;
+    let mut shim = chain.connect_shim().await;
+    shim.send(r#"{"mcpBridge":1,"server":"n-1"}"#);
+    assert_eq!(shim.recv_text().await, r#"{"mcpBridge":"ok"}"#);
+    let connect = chain.proxy(1).recv().await;
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"connectionId":"c-7"}}}}"#,
+        connect["id"]
+    ));
+    chain.proxy(1).send(r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"mcp/message","params":{"connectionId":"c-7","method":"a\"b"}}}"#);
+    let line = shim.recv_text().await;
+    let parsed: serde_json::Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("the shim got invalid JSON ({e}): {line}"));
+    assert_eq!(parsed["method"], "a\"b");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_editor_request_waiting_on_a_shim_is_answered_when_the_editor_leaves() {
+    let mut chain = Spec::new(0).start();
+    chain.editor.send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[{"type":"acp","name":"e","id":"e-1"}]}}"#);
+    chain.agent().recv().await;
+    chain
+        .agent()
+        .send(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#);
+    chain.editor.recv().await;
+    let mut shim = chain.connect_shim().await;
+    shim.send(r#"{"mcpBridge":1,"server":"e-1"}"#);
+    assert_eq!(shim.recv_text().await, r#"{"mcpBridge":"ok"}"#);
+    let connect = chain.editor.recv().await;
+    assert_eq!(connect["method"], "mcp/connect");
+    chain.editor.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"connectionId":"c"}}}}"#,
+        connect["id"]
+    ));
+    chain.editor.send(r#"{"jsonrpc":"2.0","id":"ask","method":"mcp/message","params":{"connectionId":"c","method":"sampling/createMessage","params":{}}}"#);
+    assert_eq!(shim.recv().await["method"], "sampling/createMessage");
+    // The editor leaves; the agent's MCP client never answers.
+    chain.editor.end.close();
+    let answer = chain.editor.recv().await;
+    assert_eq!(answer["id"], "ask");
+    assert_eq!(answer["error"]["code"], -32002);
+}

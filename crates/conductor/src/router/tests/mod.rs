@@ -10,5 +10,6 @@ mod harness;
 mod ids;
 mod mcp;
 mod ordering;
+mod properties;
 mod recovery;
 mod routing;
