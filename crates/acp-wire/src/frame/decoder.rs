@@ -60,7 +60,7 @@ impl LineDecoder {
                         } else {
                             buf[i - 1] == b'\r'
                         };
-                        self.scan.feed(&buf[..i]);
+                        self.feed_dropped(&buf[..i], true);
                         buf.advance(i + 1);
                         self.discarding = None;
                         self.scanned = 0;
@@ -68,10 +68,7 @@ impl LineDecoder {
                         return Some(Err(self.too_long(dropped + i - usize::from(cr), seen)));
                     }
                     None => {
-                        if let Some(&last) = buf.last() {
-                            self.dropped_cr = last == b'\r';
-                        }
-                        self.scan.feed(buf);
+                        self.feed_dropped(buf, false);
                         self.discarding = Some(dropped + buf.len());
                         buf.clear();
                         return None;
@@ -104,8 +101,8 @@ impl LineDecoder {
                     // waiting for its `\r`.
                     if buf.len() > self.max_line + 1 {
                         self.scan = TopLevelScan::new();
-                        self.scan.feed(buf);
-                        self.dropped_cr = buf.last() == Some(&b'\r');
+                        self.dropped_cr = false;
+                        self.feed_dropped(buf, false);
                         self.discarding = Some(buf.len());
                         self.scanned = 0;
                         buf.clear();
@@ -129,7 +126,7 @@ impl LineDecoder {
                 None => self.dropped_cr,
             };
             let len = dropped + buf.len() - usize::from(cr);
-            self.scan.feed(buf);
+            self.feed_dropped(buf, true);
             buf.clear();
             let seen = self.take_scan();
             return Some(Err(self.too_long(len, seen)));
@@ -139,6 +136,27 @@ impl LineDecoder {
         }
         buf.extend_from_slice(b"\n");
         self.decode(buf)
+    }
+
+    /// Feeds the next bytes of a line being dropped to its scan. A trailing `\r` is held back
+    /// until what follows shows whether it ends the line (`\r\n`), so that the scan sees the
+    /// line without its ending however reads cut it, as a line read whole is scanned.
+    fn feed_dropped(&mut self, bytes: &[u8], line_ends: bool) {
+        if bytes.is_empty() {
+            if line_ends {
+                self.dropped_cr = false;
+            }
+            return;
+        }
+        if self.dropped_cr {
+            self.scan.feed(b"\r");
+        }
+        let (body, ends_in_cr) = match bytes.split_last() {
+            Some((b'\r', body)) => (body, true),
+            _ => (bytes, false),
+        };
+        self.scan.feed(body);
+        self.dropped_cr = ends_in_cr && !line_ends;
     }
 
     fn take_scan(&mut self) -> TopLevel {
@@ -195,6 +213,48 @@ mod tests {
 
     fn ok(s: &str) -> Item {
         Ok(s.as_bytes().to_vec())
+    }
+
+    /// What the scan of each too-long line saw, fed in chunks of `chunk` bytes.
+    fn seen_ids(input: &[u8], chunk: usize, max: usize) -> Vec<Option<String>> {
+        let mut dec = LineDecoder::new(max);
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        let mut take = |r: Result<Bytes, FrameError>| {
+            if let Err(FrameError::TooLong { seen, .. }) = r {
+                out.push(seen.id);
+            }
+        };
+        for piece in input.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            while let Some(r) = dec.decode(&mut buf) {
+                take(r);
+            }
+        }
+        while let Some(r) = dec.decode_eof(&mut buf) {
+            take(r);
+        }
+        out
+    }
+
+    #[test]
+    fn a_dropped_lines_ending_is_not_scanned_however_reads_cut_it() {
+        // Found by the framing_envelope fuzz target: the `\r` of `\r\n` ended the number
+        // when reads cut the line before its `\n`, and not when the line came whole.
+        for input in [
+            &b"{\"params\":{},\"id\":9007199\r\n"[..],
+            b"{\"params\":{},\"id\":9007199\r",
+            b"{\"params\":{},\"id\":9\r\r\n",
+        ] {
+            let whole = seen_ids(input, input.len(), 8);
+            for chunk in 1..input.len() {
+                assert_eq!(
+                    seen_ids(input, chunk, 8),
+                    whole,
+                    "chunk {chunk} of {input:?}"
+                );
+            }
+        }
     }
 
     #[test]

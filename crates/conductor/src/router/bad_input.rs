@@ -13,6 +13,8 @@
 use acp_wire::frame::FrameError;
 use acp_wire::{Invalid, Outcome, RawValue, Shape, error_code};
 
+use super::failure::Ending;
+use super::pending::Purpose;
 use super::skipped::Skip;
 use super::{Components, Role, Router};
 use crate::link::LinkId;
@@ -82,8 +84,16 @@ impl<C: Components> Router<C> {
                 line.as_response,
                 line.problem
             );
-            let code = error_code::INTERNAL_ERROR;
-            self.reply_error(entry.origin, &entry.origin_id, code, &message, None);
+            match entry.purpose {
+                // The bridge asked for a shim: it answers the shim in MCP's terms.
+                Purpose::Bridge(_) => self.fail_bridge_request(entry, &message),
+                // Nobody waits for this one but the conductor: the new instance is broken.
+                Purpose::Reinitialize => self.component_gone(link, Ending::because(message)),
+                _ => {
+                    let code = error_code::INTERNAL_ERROR;
+                    self.reply_error(entry.origin, &entry.origin_id, code, &message, None);
+                }
+            }
             return;
         }
         if line.shape == Shape::Response {

@@ -225,3 +225,28 @@ async fn an_editor_request_waiting_on_a_shim_is_answered_when_the_editor_leaves(
     assert_eq!(answer["id"], "ask");
     assert_eq!(answer["error"]["code"], -32002);
 }
+
+#[tokio::test]
+async fn a_broken_answer_to_the_bridges_connect_is_answered_to_the_shim_in_mcp_terms() {
+    let mut chain = Spec::new(1).start();
+    chain.proxy(1).send(r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"notes","id":"n-1"}]}}}"#);
+    chain.agent().recv().await;
+    let mut shim = chain.connect_shim().await;
+    shim.send(r#"{"mcpBridge":1,"server":"n-1"}"#);
+    assert_eq!(shim.recv_text().await, r#"{"mcpBridge":"ok"}"#);
+    let connect = chain.proxy(1).recv().await;
+    assert_eq!(connect["params"]["method"], "mcp/connect");
+    // The agent's MCP client starts while the connect is unanswered; then the proxy answers
+    // it with a line that is not JSON.
+    shim.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+    chain.proxy(1).send(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"connectionId\":\"c\u{0}\"}}}}",
+        connect["id"]
+    ));
+    let answer = shim.recv().await;
+    assert_eq!(
+        answer["id"], 1,
+        "the shim's own request, not id null: {answer}"
+    );
+    assert_eq!(answer["error"]["code"], -32001);
+}
