@@ -104,17 +104,7 @@ fn check_frame(frame: &[u8], seed: u8) {
             let _ = invalid.to_string();
             let mut out = Vec::new();
             encode::error_response(&mut out, invalid.reply_id(), invalid.code(), "m", None);
-            // A valid JSON-RPC error response echoing the id as sent. (A fractional id is
-            // echoed too, so its sender can match the error, though `parse` would refuse it
-            // in a response to the conductor.)
-            let reply: serde_json::Value =
-                serde_json::from_slice(&out).expect("an error reply is JSON");
-            let id: serde_json::Value =
-                serde_json::from_str(invalid.reply_id()).expect("a reply id is JSON");
-            assert_eq!(reply["jsonrpc"], "2.0");
-            assert_eq!(reply["id"], id, "the reply names another id");
-            assert!(id.is_string() || id.is_number() || id.is_null(), "{id}");
-            assert_eq!(reply["error"]["code"], invalid.code());
+            check_error_reply(&out, invalid.reply_id(), invalid.code());
             return;
         }
     };
@@ -184,8 +174,24 @@ fn check_seen(seen: &TopLevel, real_id: Option<&str>) {
         }
         let mut out = Vec::new();
         encode::error_response(&mut out, raw.get(), -32003, "too long", None);
-        assert!(matches!(crate::parse(&out), Ok(Envelope::Response { .. })));
+        check_error_reply(&out, raw.get(), -32003);
     }
+}
+
+/// `out` is a valid JSON-RPC error response carrying `id` as sent (a fractional or exponent
+/// number too: JSON-RPC allows it, and its sender can match it; only `parse` refuses it in a
+/// response to the conductor, which never sends such ids).
+fn check_error_reply(out: &[u8], id: &str, code: i64) {
+    let reply: serde_json::Value = serde_json::from_slice(out).expect("an error reply is JSON");
+    let want: serde_json::Value = serde_json::from_str(id).expect("a reply id is JSON");
+    assert_eq!(reply["jsonrpc"], "2.0");
+    assert_eq!(reply["id"], want, "the reply names another id");
+    assert!(
+        want.is_string() || want.is_number() || want.is_null(),
+        "{want}"
+    );
+    assert_eq!(reply["error"]["code"], code);
+    assert_eq!(reply.as_object().map(|o| o.len()), Some(3), "{reply}");
 }
 
 /// The top-level scan of a whole message agrees with `parse`, fed in the chunks the seed

@@ -491,7 +491,13 @@ fn take_in(peer: &mut Peer, frame: &[u8]) -> Option<Relay> {
     let envelope = match acp_wire::parse(frame) {
         Ok(envelope) => envelope,
         Err(_) if peer.is_shim && peer.frames_in == 1 && is_welcome(frame) => return None,
-        Err(e) => panic!("{} got invalid JSON-RPC ({e}): {text}", peer.name),
+        Err(e) => match refusal_of_an_odd_id(frame) {
+            Some(id) => {
+                peer.ledger.answered(&id, &peer.name);
+                return None;
+            }
+            None => panic!("{} got invalid JSON-RPC ({e}): {text}", peer.name),
+        },
     };
     match envelope {
         Envelope::Request { id, .. } => {
@@ -514,6 +520,27 @@ fn take_in(peer: &mut Peer, frame: &[u8]) -> Option<Relay> {
             })
         }
     }
+}
+
+/// The id of an error response whose id is a number with a fraction or an exponent: the
+/// router echoes such an id when it refuses the request (JSON-RPC allows it, and the sender
+/// can match it), though `parse` refuses it in a response to the conductor.
+fn refusal_of_an_odd_id(frame: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Refusal<'a> {
+        jsonrpc: &'a str,
+        #[serde(borrow)]
+        id: &'a RawValue,
+        #[serde(borrow)]
+        error: &'a RawValue,
+    }
+    let refusal: Refusal<'_> = serde_json::from_slice(frame).ok()?;
+    let id = refusal.id.get();
+    let number = id.starts_with(|c: char| c == '-' || c.is_ascii_digit());
+    let odd = id.contains(['.', 'e', 'E']);
+    (refusal.jsonrpc == "2.0" && refusal.error.get().starts_with('{') && number && odd)
+        .then(|| id.to_string())
 }
 
 /// The conductor's answer to a shim's hello, the one line toward a shim that is not JSON-RPC.
