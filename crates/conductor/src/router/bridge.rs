@@ -117,6 +117,27 @@ impl<C: Components> Router<C> {
         }
     }
 
+    /// A line over `max_line` from a shim: before the hello it can only be a broken hello (the
+    /// connection is refused, as for any first line that names no server); after, it is
+    /// answered as any component's.
+    pub(super) fn on_shim_too_long(&mut self, link: LinkId, error: acp_wire::FrameError) {
+        let in_hello = self
+            .shims
+            .by_link
+            .get(&link)
+            .is_some_and(|shim| matches!(shim.phase, Phase::Hello));
+        if !in_hello {
+            return self.on_oversized(link, error);
+        }
+        tracing::warn!(shim = link.0, %error, "a bridge connection's first line was too long; closing it");
+        self.skipped.count(Skip::TooLongLine);
+        self.write_line(
+            link,
+            shim::welcome_line(Some("the first line must name the server")),
+        );
+        self.close_shim(link);
+    }
+
     /// A line from the agent's MCP client that is not JSON-RPC. A broken response to one of
     /// the server's requests answers the server; any other response is never answered, nor a
     /// line with no id (as for any component, see `bad_input`).

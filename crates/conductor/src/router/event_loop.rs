@@ -111,7 +111,7 @@ impl<C: Components> Router<C> {
                     }
                 }
             }
-            LinkEvent::TooLong(e) => self.on_oversized(link, e),
+            LinkEvent::TooLong(e) => self.on_shim_too_long(link, e),
             LinkEvent::Drained => self.on_drained(link),
             LinkEvent::Closed(_) | LinkEvent::WriteFailed { .. } => self.on_shim_gone(link),
         }
