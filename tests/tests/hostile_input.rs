@@ -1186,3 +1186,43 @@ fn an_editor_that_stops_reading_holds_the_agent_back_and_then_leaves_cleanly() {
     let status = assert_all_gone_after_exit(&mut editor, &pids);
     assert!(status.success(), "{status}; stderr:\n{}", editor.stderr());
 }
+
+// The same from a proxy: what it prints before it speaks goes through the same link code.
+
+#[test]
+fn a_proxys_banner_garbage_stray_answer_and_over_long_line_are_skipped_and_counted() {
+    let binaries = binaries!();
+    let mut chain = chain(&binaries, "proxy-banner", 1, &[]);
+    let proxy = &mut chain.proxies[0];
+    let mut args = vec![
+        "-c".to_string(),
+        "printf 'proxy v1 starting\\n'; printf '\\000\\000\\n'; \
+         printf '{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{}}\\n'; \
+         head -c 5000 /dev/zero | tr '\\000' x; echo; exec \"$@\""
+            .to_string(),
+        "sh".to_string(),
+        proxy.command.display().to_string(),
+    ];
+    args.append(&mut proxy.args);
+    proxy.command = Path::new("/bin/sh").to_path_buf();
+    proxy.args = args;
+    let mut editor = started(&chain);
+    still_serves(&mut editor);
+    let answered_null = chain
+        .received("p1")
+        .iter()
+        .filter(|m| m.get("method").is_none() && m["id"].is_null())
+        .count();
+    assert_eq!(
+        answered_null, 0,
+        "nothing was written back for lines with no id"
+    );
+    assert_not_routed(
+        editor,
+        &[
+            ("invalid_lines", 2),
+            ("too_long_lines", 1),
+            ("unknown_responses", 1),
+        ],
+    );
+}
