@@ -131,14 +131,20 @@ impl<C: Components> Router<C> {
     /// When the router next has something to do without an event: a timer or the end of
     /// the editor's grace.
     fn next_wake(&self) -> Option<Instant> {
-        let draining = match self.state {
-            RunState::Draining { deadline } => Some(deadline),
+        let ends = match &self.state {
+            RunState::Draining { deadline } => Some(*deadline),
+            RunState::Failed(failure) => failure.ends_at,
             _ => None,
         };
-        self.timers.next().into_iter().chain(draining).min()
+        self.timers.next().into_iter().chain(ends).min()
     }
 
     fn on_time(&mut self, now: Instant) {
+        if let RunState::Failed(failure) = &self.state
+            && failure.ends_at.is_some_and(|at| at <= now)
+        {
+            self.state = RunState::Finished(Finish::Failed);
+        }
         if let RunState::Draining { deadline } = self.state
             && deadline <= now
         {
@@ -175,18 +181,21 @@ impl<C: Components> Router<C> {
         }
     }
 
-    /// In draining, finishes once the editor has had every answer; after a failure, once
-    /// the editor has asked something (and so has been told).
+    /// In draining, finishes once the editor has had every answer; after a failure, sets the
+    /// end of the run once the editor has asked something (and so has been told).
     fn check_drained(&mut self) {
         if let RunState::Draining { .. } = self.state
             && self.editor_pending() == 0
         {
             self.state = RunState::Finished(Finish::Stopped);
         }
-        if let RunState::Failed(_) = self.state
+        // The editor has been told: what it sent before it heard is still answered, for a
+        // moment, then the run ends.
+        if let RunState::Failed(failure) = &mut self.state
             && self.editor_asked
+            && failure.ends_at.is_none()
         {
-            self.state = RunState::Finished(Finish::Failed);
+            failure.ends_at = Some(Instant::now() + self.shutdown_grace);
         }
     }
 

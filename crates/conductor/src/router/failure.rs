@@ -197,7 +197,11 @@ impl<C: Components> Router<C> {
         self.answer_each(waiting, &message, &data);
         self.answer_held(position, &message, &data);
         self.state = match self.state {
-            RunState::Running => RunState::Failed(Failure { message, data }),
+            RunState::Running => RunState::Failed(Failure {
+                message,
+                data,
+                ends_at: None,
+            }),
             _ => RunState::Finished(Finish::Failed),
         };
     }

@@ -108,7 +108,8 @@ pub enum Finish {
 #[derive(Debug)]
 enum RunState {
     Running,
-    /// A component failed; every editor request still arriving is answered with this error.
+    /// A component failed; every editor request still arriving is answered with this error,
+    /// for `shutdown_grace` after the editor has had one answer.
     Failed(Failure),
     /// The editor closed its input; waiting for its pending requests until the deadline.
     Draining {
@@ -121,6 +122,9 @@ enum RunState {
 struct Failure {
     message: String,
     data: Box<RawValue>,
+    /// Once the editor has been told: when the run ends, unless the editor leaves first.
+    /// Until then, requests it sent before it heard are answered with the failure too.
+    ends_at: Option<Instant>,
 }
 
 /// What the router knows of one link.

@@ -179,3 +179,23 @@ async fn a_signal_answers_what_the_editor_waits_for_and_stops() {
     );
     assert_eq!(chain.finish().await, Finish::Stopped);
 }
+
+#[tokio::test(start_paused = true)]
+async fn requests_the_editor_sends_after_hearing_of_a_failure_are_answered_until_the_run_ends() {
+    let mut chain = Spec::new(0).start();
+    chain
+        .editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#)
+        .await;
+    let agent = chain.agent().id;
+    chain.exited(agent, "exited with status 1", &[]).await;
+    assert_eq!(chain.editor.recv().await["id"], 1);
+    // Sent before the editor could react to the error: still answered, not lost.
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#);
+    let answer = chain.editor.recv().await;
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["error"]["message"], "agent `agent` exited with status 1");
+    // Then, `shutdown_grace` later, the run ends.
+    assert_eq!(chain.finish().await, Finish::Failed);
+}
