@@ -195,7 +195,10 @@ async fn requests_the_editor_sends_after_hearing_of_a_failure_are_answered_until
         .send(r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#);
     let answer = chain.editor.recv().await;
     assert_eq!(answer["id"], 2);
-    assert_eq!(answer["error"]["message"], "agent `agent` exited with status 1");
+    assert_eq!(
+        answer["error"]["message"],
+        "agent `agent` exited with status 1"
+    );
     // Then, `shutdown_grace` later, the run ends.
     assert_eq!(chain.finish().await, Finish::Failed);
 }
