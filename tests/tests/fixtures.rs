@@ -187,15 +187,25 @@ fn test_proxy_unwraps_successor_messages_and_translates_cancellation() {
     assert_eq!(plain["params"], json!({ "path": "/f" }));
     // From the predecessor: a plain request is wrapped under the proxy's id 1.
     proxy.send_line(
-        r#"{"jsonrpc":"2.0","id":0,"method":"session/prompt","params":{"sessionId":"s"}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s"}}"#,
     );
     let (raw, wrapped) = next(&mut proxy);
     assert_eq!(raw.id().unwrap().get(), "1");
     assert_eq!(wrapped["params"]["_meta"], json!({ "via": "proxy" }));
-    // Its cancellation names the id the successor knows.
+    // Its cancellation is passed on plain (hop-scoped) under the proxy's own id.
+    proxy.send_line(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}"#);
+    let (_, cancel) = next(&mut proxy);
+    assert_eq!(
+        cancel,
+        json!({ "jsonrpc": "2.0", "method": "$/cancel_request", "params": { "requestId": 1 } })
+    );
+    // A cancel naming the wrapped request 0 (the conductor's id for it) goes the other way.
     proxy.send_line(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":0}}"#);
     let (_, cancel) = next(&mut proxy);
-    assert_eq!(cancel["params"]["params"], json!({ "requestId": 1 }));
+    assert_eq!(
+        cancel,
+        json!({ "jsonrpc": "2.0", "method": "$/cancel_request", "params": { "requestId": 0 } })
+    );
     // Answers go back under the ids they answer.
     proxy.send_line(r#"{"jsonrpc":"2.0","id":0,"result":{"content":"c"}}"#);
     let (raw, _) = next(&mut proxy);
@@ -204,7 +214,7 @@ fn test_proxy_unwraps_successor_messages_and_translates_cancellation() {
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}"#,
     );
     let (raw, cancelled) = next(&mut proxy);
-    assert_eq!(raw.id().unwrap().get(), "0");
+    assert_eq!(raw.id().unwrap().get(), "7");
     assert_eq!(cancelled["error"]["code"], -32800);
 }
 

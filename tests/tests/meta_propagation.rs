@@ -1,6 +1,6 @@
-//! `_meta` survives every hop: in params, nested inside payloads, and on the
-//! `proxy/successor` envelope itself, where a conductor in proxy mode must keep it when it
-//! passes wrapped messages between its parent and its last proxy.
+//! `_meta` survives every hop in params and nested inside payloads; the `_meta` of a
+//! `proxy/successor` envelope is hop-local (schema 1.20): a conductor in proxy mode that
+//! passes a wrapped message between its parent and its last proxy does not carry it on.
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::editor::{Editor, initialize_params};
@@ -100,20 +100,21 @@ fn start_as_child(chain: &TestChain) -> (Editor, Value) {
 }
 
 #[test]
-fn envelope_meta_from_the_parent_reaches_the_last_proxy_still_on_the_envelope() {
+fn envelope_meta_from_the_parent_stays_on_its_hop_and_the_wrapped_params_meta_goes_on() {
     let binaries = binaries!();
     let mut chain = TestChain::new(&binaries, "meta-envelope-down");
     chain.without_agent().conductor_setting("mode", "\"proxy\"");
     chain.add_test_proxy("inner-p");
     let (mut parent, _) = start_as_child(&chain);
 
-    let meta = trace_meta("envelope from parent");
+    let envelope_meta = trace_meta("envelope from parent");
+    let params_meta = trace_meta("params from the agent");
     let id = parent.start_request(
         "proxy/successor",
         json!({
             "method": "fs/read_text_file",
-            "params": { "sessionId": "s", "path": "/x" },
-            "_meta": meta
+            "params": { "sessionId": "s", "path": "/x", "_meta": params_meta },
+            "_meta": envelope_meta
         }),
     );
     let exchange = parent.finish_request(&id, |request| {
@@ -128,17 +129,18 @@ fn envelope_meta_from_the_parent_reaches_the_last_proxy_still_on_the_envelope() 
         .find(|m| m["method"] == "proxy/successor" && m["params"]["method"] == "fs/read_text_file")
         .unwrap_or_else(|| panic!("inner-p never got the wrapped request: {saw:#?}"));
     assert_eq!(
-        wrapped["params"]["_meta"], meta,
-        "the envelope's _meta, as inner-p got it: {wrapped}"
+        wrapped["params"].get("_meta"),
+        None,
+        "the parent's envelope _meta belongs to the parent's hop: {wrapped}"
     );
     assert_eq!(
         wrapped["params"]["params"],
-        json!({ "sessionId": "s", "path": "/x" })
+        json!({ "sessionId": "s", "path": "/x", "_meta": params_meta })
     );
 }
 
 #[test]
-fn envelope_meta_from_the_last_proxy_reaches_the_parent_still_on_the_envelope() {
+fn envelope_meta_from_the_last_proxy_stays_on_its_hop() {
     let binaries = binaries!();
     let mut chain = TestChain::new(&binaries, "meta-envelope-up");
     chain.without_agent().conductor_setting("mode", "\"proxy\"");
@@ -147,7 +149,7 @@ fn envelope_meta_from_the_last_proxy_reaches_the_parent_still_on_the_envelope() 
         .add_test_proxy("inner-p")
         .args(&["--envelope-meta", &meta.to_string()]);
     let (mut parent, initialize) = start_as_child(&chain);
-    assert_eq!(initialize["params"]["_meta"], meta, "{initialize}");
+    assert_eq!(initialize["params"].get("_meta"), None, "{initialize}");
 
     let id = parent.start_request("session/new", json!({ "cwd": "/tmp", "mcpServers": [] }));
     let mut forwarded = None;
@@ -159,5 +161,13 @@ fn envelope_meta_from_the_last_proxy_reaches_the_parent_still_on_the_envelope() 
     let forwarded = forwarded.expect("session/new went up to the parent");
     assert_eq!(forwarded["method"], "proxy/successor");
     assert_eq!(forwarded["params"]["method"], "session/new");
-    assert_eq!(forwarded["params"]["_meta"], meta, "{forwarded}");
+    assert_eq!(
+        forwarded["params"].get("_meta"),
+        None,
+        "inner-p's envelope _meta belongs to inner-p's hop: {forwarded}"
+    );
+    assert_eq!(
+        forwarded["params"]["params"],
+        json!({ "cwd": "/tmp", "mcpServers": [] })
+    );
 }

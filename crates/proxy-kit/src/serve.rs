@@ -9,7 +9,7 @@
 //! | plain request / notification                   | `on_editor_*`            | `proxy/successor {method, params}`      |
 //! | `proxy/successor` request / notification       | `on_agent_*`             | plain message                           |
 //! | response to an id we chose                     | (response hook, if any)  | response under the requester's id       |
-//! | `$/cancel_request` naming a forwarded request  | none                     | same, `requestId` rewritten to our id   |
+//! | `$/cancel_request` naming a forwarded request  | none                     | plain, `requestId` rewritten to our id  |
 //!
 //! Every request we send gets an id from the in-flight table ([`InFlight`](crate::response_route::InFlight));
 //! payloads are spliced into the new envelope byte-for-byte.
@@ -311,6 +311,9 @@ impl<P: Proxy> Router<P> {
     }
 
     /// Passes on a `$/cancel_request` for a request we forwarded, naming it by our id.
+    /// Cancellation is hop-scoped (schema 1.20): the conductor names its own request on this
+    /// connection, plain, whichever side it came from (older conductors wrap it when it comes
+    /// from the agent side), and we cancel ours the same way: plain, never wrapped.
     fn pass_on_cancel(&mut self, cancel: &Notification<'_>) -> bool {
         let Some(params) = cancel.params else {
             return false;
@@ -320,15 +323,17 @@ impl<P: Proxy> Router<P> {
         else {
             return false;
         };
-        let Some(ours) = find_forwarded(&self.peers.in_flight, cancel.from, &IdKey::of(request_id))
+        let key = IdKey::of(request_id);
+        let Some(ours) = find_forwarded(&self.peers.in_flight, cancel.from, &key)
+            .or_else(|| find_forwarded(&self.peers.in_flight, cancel.from.other(), &key))
         else {
             return false;
         };
         let ours = RawValue::from_string(ours.to_string()).expect("a number is JSON");
         let params = crate::json::set_member(params, &["requestId"], &ours);
-        let to = cancel.from.other();
+        // `Side::Editor` is the plain encoding: the cancel names our request on this hop.
         self.peers.send_call(
-            to,
+            Side::Editor,
             None,
             cancel.method,
             Some(&params),

@@ -139,15 +139,21 @@ fn cancel_requests_are_renamed_to_our_ids_in_both_directions() {
             r#"{"jsonrpc":"2.0","id":40,"method":"proxy/successor","params":{"method":"terminal/wait_for_exit","params":{}}}"#,
             r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":40}}}"#,
             r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"unknown"}}"#,
+            // Schema 1.20: the conductor cancels its proxy/successor request 41 plain.
+            r#"{"jsonrpc":"2.0","id":41,"method":"proxy/successor","params":{"method":"fs/read_text_file","params":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":41}}"#,
         ],
     );
+    // Every cancel leaves plain, naming our request on this hop; none is wrapped.
     assert_eq!(
         out,
         [
             r#"{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"session/prompt","params":{}}}"#,
-            r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":1,"_meta":{"k":1}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1,"_meta":{"k":1}}}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"terminal/wait_for_exit","params":{}}"#,
             r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"fs/read_text_file","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}"#,
         ]
     );
 }

@@ -4,7 +4,11 @@
 //! Everything from the predecessor goes to the successor wrapped in `proxy/successor`
 //! under the proxy's own ids (counted from 0, so they collide with the editor's); wrapped
 //! messages from the successor go to the predecessor unwrapped, again under its own ids;
-//! responses go back under the ids they answer. `$/cancel_request` ids are translated too.
+//! responses go back under the ids they answer. `$/cancel_request` is hop-scoped (schema
+//! 1.20): one naming a request this proxy forwarded (plain or, from older conductors, wrapped;
+//! either side) is passed on plain under this proxy's id for it; the `underscore` dialect,
+//! like the older proxies it stands for, wraps it when the request went to the successor. A
+//! cancel naming nothing forwarded passes unchanged in the direction it was travelling.
 //!
 //! Options: `--dialect rfd|underscore` (`_proxy/*` method names, and `proxy/initialize`
 //! answered with -32601 as older proxies do), `--record PATH` (every received line, raw),
@@ -120,6 +124,8 @@ impl Proxy {
             }
         } else if method == self.dialect.successor {
             self.forward_to_predecessor(message);
+        } else if method == "$/cancel_request" && message.id().is_none() {
+            self.cancel(message.params(), Side::Predecessor);
         } else {
             self.forward_to_successor(&method, message);
         }
@@ -149,13 +155,7 @@ impl Proxy {
 
     /// A plain message came from the predecessor: wrap it for the successor.
     fn forward_to_successor(&mut self, method: &str, message: &RawMessage) {
-        let translated;
-        let mut params = message.params();
-        if method == "$/cancel_request" {
-            translated = self.translate_cancel(params, Side::Predecessor);
-            params = translated.as_deref().or(params);
-        }
-        let envelope = self.envelope(method, params);
+        let envelope = self.envelope(method, message.params());
         let line = match message.id() {
             Some(id) => {
                 let own = self.own_id(Forwarded {
@@ -189,13 +189,11 @@ impl Proxy {
             );
             return;
         };
-        let translated;
-        let mut params = envelope.params();
-        if method == "$/cancel_request" {
-            translated = self.translate_cancel(params, Side::Successor);
-            params = translated.as_deref().or(params);
+        if method == "$/cancel_request" && message.id().is_none() {
+            self.cancel(envelope.params(), Side::Successor);
+            return;
         }
-        let params = params.map(RawValue::get);
+        let params = envelope.params().map(RawValue::get);
         let line = match message.id() {
             Some(id) => {
                 let own = self.own_id(Forwarded {
@@ -233,16 +231,38 @@ impl Proxy {
         ));
     }
 
-    /// `$/cancel_request` names the id the sender used; the receiver knows the request by
-    /// the id this proxy gave it. Unknown ids pass unchanged.
-    fn translate_cancel(&self, params: Option<&RawValue>, origin: Side) -> Option<Box<RawValue>> {
-        let mut params: Value = serde_json::from_str(params?.get()).ok()?;
-        let target = params.get("requestId")?.clone();
-        let (own, _) = self.forwarded.iter().find(|(_, forwarded)| {
-            forwarded.origin == origin && jsonrpc::to_value(&forwarded.origin_id) == target
-        })?;
-        params["requestId"] = Value::from(*own);
-        RawValue::from_string(params.to_string()).ok()
+    /// A `$/cancel_request` that arrived from the side `from` (plain, or unwrapped). It names
+    /// the conductor's id for a request on this connection, whichever side it came from.
+    fn cancel(&mut self, params: Option<&RawValue>, from: Side) {
+        let found = params
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+            .and_then(|mut params| {
+                let target = params.get("requestId")?.clone();
+                let (own, forwarded) = self
+                    .forwarded
+                    .iter()
+                    .find(|(_, forwarded)| jsonrpc::to_value(&forwarded.origin_id) == target)?;
+                let toward_successor = forwarded.origin == Side::Predecessor;
+                params["requestId"] = Value::from(*own);
+                Some((params.to_string(), toward_successor))
+            });
+        let params = params.map(RawValue::get);
+        let (line, wrap) = match (&found, from) {
+            (Some((params, toward_successor)), _) => (
+                params.as_str(),
+                *toward_successor && self.dialect.successor == UNDERSCORE.successor,
+            ),
+            (None, Side::Predecessor) => (params.unwrap_or("null"), true),
+            (None, Side::Successor) => (params.unwrap_or("null"), false),
+        };
+        let line = if wrap {
+            let params = RawValue::from_string(line.to_string()).ok();
+            let envelope = self.envelope("$/cancel_request", params.as_deref());
+            jsonrpc::notification_line(self.dialect.successor, Some(&envelope))
+        } else {
+            jsonrpc::notification_line("$/cancel_request", Some(line))
+        };
+        fixture_io::send_line(line);
     }
 
     /// The params of a `proxy/successor` carrying `method` and `params`.

@@ -80,9 +80,15 @@ impl<C: Components> Router<C> {
             return;
         }
         let origin = self.topology.classify(from, method);
-        let (method, params, meta) = if origin.wrapped {
+        let (method, params) = if origin.wrapped {
             match successor::unwrap(params) {
-                Ok(w) => (w.method, w.params, w.meta),
+                Ok(w) => {
+                    // The envelope's `_meta` is hop-local: it ends here (schema 1.20).
+                    if !w.meta.is_empty() {
+                        tracing::trace!(component = %self.links[link].name, "proxy/successor envelope _meta not carried on");
+                    }
+                    (w.method, w.params)
+                }
                 Err(reason) => {
                     tracing::warn!(component = %self.links[link].name, reason, "malformed proxy/successor");
                     if let Some(id) = id {
@@ -92,8 +98,11 @@ impl<C: Components> Router<C> {
                 }
             }
         } else {
-            (method, params, EnvelopeMeta::default())
+            (method, params)
         };
+        if id.is_none() && method == "$/cancel_request" {
+            return self.on_cancel_request(link, params);
+        }
         let method = self.initialize_from_parent(from, method);
         if method.starts_with("mcp/") {
             match self.mcp_route(origin, method, params) {
@@ -104,7 +113,7 @@ impl<C: Components> Router<C> {
                     }
                     let reusable = !origin.wrapped && !hop.wrap && rewritten.is_none();
                     let params = rewritten.as_deref().or(params);
-                    return self.deliver(link, hop, id, method, params, meta, frame, reusable);
+                    return self.deliver(link, hop, id, method, params, frame, reusable);
                 }
                 McpRoute::Shim(shim) => return self.relay_to_shim(shim, link, id, params),
                 McpRoute::Refuse(message) => {
@@ -163,7 +172,7 @@ impl<C: Components> Router<C> {
         };
         let reusable = !origin.wrapped && !hop.wrap && rewritten.is_none();
         let params = rewritten.as_deref().or(params);
-        self.deliver(link, hop, id, method, params, meta, frame, reusable);
+        self.deliver(link, hop, id, method, params, frame, reusable);
     }
 
     /// `proxy/initialize` is how a parent conductor opens a nested chain; it travels on as
@@ -191,7 +200,6 @@ impl<C: Components> Router<C> {
         id: Option<&RawValue>,
         method: &str,
         params: Option<&RawValue>,
-        meta: EnvelopeMeta<'_>,
         frame: &Bytes,
         reusable: bool,
     ) {
@@ -226,21 +234,6 @@ impl<C: Components> Router<C> {
             None
         };
 
-        let rewritten_cancel;
-        let mut params = params;
-        if id.is_none() && method == "$/cancel_request" {
-            match self.cancel_target(from, to, params) {
-                Some(p) => {
-                    rewritten_cancel = p;
-                    params = Some(&rewritten_cancel);
-                }
-                None => {
-                    tracing::debug!(from = %self.links[from].name, "dropped $/cancel_request for a request no longer pending");
-                    self.skipped.count(super::skipped::Skip::StaleCancel);
-                    return;
-                }
-            }
-        }
         if initializes {
             let kept = params.map_or_else(Bytes::new, |p| keep_bytes(frame, p));
             self.positions[hop.position].initialize_params = Some(kept.clone());
@@ -273,7 +266,7 @@ impl<C: Components> Router<C> {
                         via,
                         method: out_method,
                         params,
-                        meta,
+                        meta: EnvelopeMeta::default(),
                     },
                     None => Call::Plain {
                         method: out_method,
@@ -311,18 +304,38 @@ impl<C: Components> Router<C> {
         }
     }
 
-    /// `$/cancel_request` names the sender's id; the receiver knows the request by ours.
-    fn cancel_target(
-        &self,
-        from: LinkId,
-        to: LinkId,
-        params: Option<&RawValue>,
-    ) -> Option<Box<RawValue>> {
-        let params = params?;
-        let request_id = acp_wire::splice::Members::of(params)?.get("requestId")?;
-        let own = find_forwarded(&self.links[to].pending, from, &IdKey::of(request_id))?;
+    /// `$/cancel_request` is hop-scoped (schema 1.20): it names a request by the id its sender
+    /// gave it on this link, whatever the sender's place in the chain, and goes on, plain, to
+    /// the one link where we forwarded that request, naming it by our id there. Older proxies
+    /// wrap it in `proxy/successor`; it has been unwrapped by now and means the same.
+    fn on_cancel_request(&mut self, from: LinkId, params: Option<&RawValue>) {
+        let target = params
+            .and_then(acp_wire::splice::Members::of)
+            .and_then(|m| m.get("requestId").map(IdKey::of))
+            .and_then(|key| {
+                self.links.iter().find_map(|(to, state)| {
+                    find_forwarded(&state.pending, from, &key).map(|own| (to, own))
+                })
+            });
+        let (Some((to, own)), Some(params)) = (target, params) else {
+            tracing::debug!(from = %self.links[from].name, "dropped $/cancel_request for a request no longer pending");
+            self.skipped.count(super::skipped::Skip::StaleCancel);
+            return;
+        };
+        if !self.links[to].alive {
+            return;
+        }
         let text = acp_wire::splice::set_path(params, &["requestId"], &own.to_string());
-        RawValue::from_string(text).ok()
+        let Ok(params) = RawValue::from_string(text) else {
+            return;
+        };
+        let call = Call::Plain {
+            method: "$/cancel_request",
+            params: Some(&params),
+        };
+        let mut out = Vec::with_capacity(params.get().len() + 64);
+        encode::call(&mut out, None, call);
+        self.queue(to, Bytes::from(out), from);
     }
 
     fn on_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {

@@ -10,7 +10,6 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use acp_wire::encode::{self, Call};
-use acp_wire::successor::EnvelopeMeta;
 use acp_wire::{Outcome, RawValue};
 use bytes::Bytes;
 use tokio::time::Instant;
@@ -133,7 +132,6 @@ impl<C: Components> Router<C> {
         if !self.links[request.origin].alive {
             return;
         }
-        let none = EnvelopeMeta::default();
         let frame = Bytes::new();
         self.deliver(
             request.origin,
@@ -141,7 +139,6 @@ impl<C: Components> Router<C> {
             Some(&id),
             "initialize",
             params,
-            none,
             &frame,
             false,
         );

@@ -1,5 +1,6 @@
-//! `$/cancel_request`: the id it names is the sender's, so every hop rewrites it to the id
-//! the receiver knows; a cancel for a request no longer waiting goes nowhere.
+//! `$/cancel_request` is hop-scoped: it names the sender's id for a request on its own link,
+//! goes on plain to the link the request was forwarded to under the id known there, and is
+//! never wrapped; a cancel for a request no longer waiting goes nowhere.
 
 use super::harness::{Spec, json};
 
@@ -29,10 +30,10 @@ async fn a_cancel_names_the_id_each_hop_knows() {
             at_p1["id"]
         ))
     );
-    // The proxy passes the cancel on for its own request id 70.
-    chain.proxy(1).send(
-        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":70}}}"#,
-    );
+    // The proxy cancels its own `proxy/successor` request 70, plain, as schema 1.20 says.
+    chain
+        .proxy(1)
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":70}}"#);
     assert_eq!(
         chain.proxy(2).recv().await,
         json(&format!(
@@ -40,6 +41,7 @@ async fn a_cancel_names_the_id_each_hop_knows() {
             at_p2["id"]
         ))
     );
+    // Proxies of earlier SDK releases wrap it; it means the same.
     chain.proxy(2).send(
         r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":80}}}"#,
     );
@@ -118,5 +120,79 @@ async fn a_cancel_for_an_answered_request_goes_nowhere() {
         chain.agent().recv_text().await,
         r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#,
         "the late cancel was dropped, the next message arrives"
+    );
+}
+
+#[tokio::test]
+async fn the_agents_cancel_reaches_a_proxy_plain_naming_its_proxy_successor_request() {
+    let mut chain = Spec::new(1).start();
+    chain.agent().send(
+        r#"{"jsonrpc":"2.0","id":"ask-1","method":"session/request_permission","params":{}}"#,
+    );
+    let at_p1 = chain.proxy(1).recv().await;
+    assert_eq!(at_p1["method"], "proxy/successor");
+
+    chain
+        .agent()
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"ask-1"}}"#);
+    assert_eq!(
+        chain.proxy(1).recv_text().await,
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            at_p1["id"]
+        ),
+        "not wrapped: the cancel names the proxy/successor request of this hop"
+    );
+
+    // The proxy cancels what it forwarded to the editor, plain, naming its own id.
+    chain
+        .proxy(1)
+        .send(r#"{"jsonrpc":"2.0","id":"p-9","method":"session/request_permission","params":{}}"#);
+    let at_editor = chain.editor.recv().await;
+    chain
+        .proxy(1)
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p-9"}}"#);
+    assert_eq!(
+        chain.editor.recv_text().await,
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            at_editor["id"]
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_is_matched_by_its_sender_as_well_as_its_id() {
+    let mut chain = Spec::new(1).start();
+    // The editor's request 7 waits at the proxy; the proxy's own request 7 waits at the agent.
+    let at_p1 = chain
+        .editor_sends(r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{}}"#)
+        .await;
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":7,"method":"proxy/successor","params":{"method":"session/load","params":{}}}"#,
+    );
+    let at_agent = chain.agent().recv().await;
+
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}"#);
+    assert_eq!(
+        chain.proxy(1).recv_text().await,
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            at_p1["id"]
+        ),
+        "the editor's cancel is for the editor's request"
+    );
+    chain
+        .proxy(1)
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}"#);
+    assert_eq!(
+        chain.agent().recv_text().await,
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{}}}}}"#,
+            at_agent["id"]
+        ),
+        "the proxy's cancel is for the proxy's request"
     );
 }

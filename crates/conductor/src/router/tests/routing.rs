@@ -242,3 +242,33 @@ async fn the_editor_learns_mcp_over_acp_is_available_from_its_initialize_answer(
         )
     );
 }
+
+#[tokio::test]
+async fn the_envelopes_meta_is_hop_local_and_the_wrapped_messages_meta_goes_on() {
+    let mut chain = Spec::new(1).proxy_mode().start();
+    // From the last proxy, re-wrapped for the parent: the proxy's envelope `_meta` stays behind.
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/cancel","params":{"_meta":{"inner":1}},"_meta":{"hop":"p1"}}}"#,
+    );
+    assert_eq!(
+        chain.editor.recv_text().await,
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/cancel","params":{"_meta":{"inner":1}}}}"#
+    );
+    // From the parent, re-wrapped for the last proxy: the parent's envelope `_meta` stays behind.
+    chain.editor.send(
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":{"_meta":{"inner":2}},"_meta":{"hop":"parent"}}}"#,
+    );
+    assert_eq!(
+        chain.proxy(1).recv_text().await,
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":{"_meta":{"inner":2}}}}"#
+    );
+    // And in a terminal chain, what a proxy sends its successor arrives without it.
+    let mut chain = Spec::new(1).start();
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/cancel","params":{"sessionId":"s"},"meta":{"old":true},"_meta":{"hop":"p1"}}}"#,
+    );
+    assert_eq!(
+        chain.agent().recv_text().await,
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#
+    );
+}
