@@ -167,6 +167,10 @@ impl<C: Components> Router<C> {
             && crate::mcp::declaration::is_session_setup(method)
         {
             self.on_session_setup(from, hop, params)
+        } else if from == 0 && !origin.wrapped && method == "initialize" {
+            params
+                .and_then(initialize::negotiate_version)
+                .and_then(|text| RawValue::from_string(text).ok())
         } else {
             None
         };

@@ -272,3 +272,25 @@ async fn the_envelopes_meta_is_hop_local_and_the_wrapped_messages_meta_goes_on()
         r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#
     );
 }
+
+#[tokio::test]
+async fn initialize_asking_for_a_newer_protocol_version_starts_the_chain_with_version_1() {
+    let mut chain = Spec::new(1).awaiting_initialize().start();
+    chain.editor.send(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"clientCapabilities":{"x":"\u0041"}}}"#,
+    );
+    assert_eq!(
+        chain.proxy(1).recv_text().await,
+        r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1,"clientCapabilities":{"x":"\u0041"}}}"#
+    );
+
+    // A nested conductor negotiates its parent's `proxy/initialize` the same way.
+    let mut chain = Spec::new(1).proxy_mode().awaiting_initialize().start();
+    chain.editor.send(
+        r#"{"jsonrpc":"2.0","id":"p","method":"proxy/initialize","params":{"protocolVersion":7}}"#,
+    );
+    assert_eq!(
+        chain.proxy(1).recv_text().await,
+        r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}"#
+    );
+}
