@@ -47,6 +47,62 @@ pub fn acp_declarations(params: Option<&RawValue>) -> Vec<AcpDeclaration> {
         .collect()
 }
 
+/// One entry of a session's `mcpServers`, as far as a name collision needs to know it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Declared {
+    Acp(AcpDeclaration),
+    /// A server of another transport: its `type`, or `stdio` when it has none.
+    Other {
+        name: String,
+        kind: String,
+    },
+}
+
+impl Declared {
+    pub fn name(&self) -> &str {
+        match self {
+            Declared::Acp(d) => &d.name,
+            Declared::Other { name, .. } => name,
+        }
+    }
+}
+
+/// The first server name declared more than once in a session setup where one of those
+/// declarations is an acp one, with every entry that declares it. Two servers of one name
+/// are ambiguous to the agent, which addresses tools by server name; when a proxy's server is
+/// one of them the conductor refuses the setup (as the official conductor does) rather than
+/// let the agent pick one. Collisions among the editor's own non-acp servers are the
+/// editor's to sort out and pass unchanged.
+pub fn name_collision(params: Option<&RawValue>) -> Option<(String, Vec<Declared>)> {
+    let entries: Vec<Declared> = servers(params)
+        .iter()
+        .filter_map(|entry| match read_acp(entry) {
+            Some(d) => Some(Declared::Acp(d)),
+            None => {
+                let members = Members::of(entry)?;
+                let string = |key: &str| {
+                    members
+                        .get(key)
+                        .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+                };
+                Some(Declared::Other {
+                    name: string("name")?,
+                    kind: string("type").unwrap_or_else(|| "stdio".into()),
+                })
+            }
+        })
+        .collect();
+    entries.iter().enumerate().find_map(|(i, first)| {
+        let same: Vec<Declared> = entries[i..]
+            .iter()
+            .filter(|e| e.name() == first.name())
+            .cloned()
+            .collect();
+        let involves_acp = same.iter().any(|e| matches!(e, Declared::Acp(_)));
+        (same.len() > 1 && involves_acp).then(|| (first.name().to_string(), same))
+    })
+}
+
 /// `params` with every acp declaration replaced by the JSON text `to_stdio` returns for it;
 /// `None` when there is nothing to replace. Other entries and members keep their bytes.
 pub fn rewrite(
@@ -117,6 +173,47 @@ mod tests {
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_string()).unwrap()
+    }
+
+    #[test]
+    fn a_name_declared_twice_with_an_acp_server_among_them_collides() {
+        let p = raw(r#"{"mcpServers":[
+                {"name":"files","command":"x","args":[],"env":[]},
+                {"type":"http","name":"notes","url":"http://h","headers":[]},
+                {"type":"acp","name":"notes","serverId":"n-1"},
+                {"type":"acp","name":"files2","serverId":"f-2"}]}"#);
+        let (name, entries) = name_collision(Some(&p)).expect("a collision");
+        assert_eq!(name, "notes");
+        assert_eq!(
+            entries,
+            vec![
+                Declared::Other {
+                    name: "notes".into(),
+                    kind: "http".into()
+                },
+                Declared::Acp(AcpDeclaration {
+                    id: "n-1".into(),
+                    name: "notes".into(),
+                    field: IdField::ServerId
+                }),
+            ]
+        );
+        let two_acp = raw(r#"{"mcpServers":[
+                {"type":"acp","name":"t","id":"1"},{"type":"acp","name":"t","serverId":"2"}]}"#);
+        assert_eq!(name_collision(Some(&two_acp)).unwrap().1.len(), 2);
+    }
+
+    #[test]
+    fn distinct_names_and_the_editors_own_duplicates_do_not_collide() {
+        for params in [
+            r#"{"mcpServers":[{"type":"acp","name":"a","serverId":"1"},{"type":"acp","name":"b","serverId":"2"}]}"#,
+            r#"{"mcpServers":[{"name":"s","command":"x","args":[],"env":[]},{"type":"http","name":"s","url":"u","headers":[]}]}"#,
+            r#"{"mcpServers":[]}"#,
+            r#"{"cwd":"/"}"#,
+        ] {
+            assert_eq!(name_collision(Some(&raw(params))), None, "{params}");
+        }
+        assert_eq!(name_collision(None), None);
     }
 
     #[test]

@@ -162,10 +162,20 @@ impl<C: Components> Router<C> {
             }
             return;
         }
-        let rewritten = if id.is_some()
+        let session_setup = id.is_some()
             && origin.toward == topology::Toward::Agent
-            && crate::mcp::declaration::is_session_setup(method)
-        {
+            && crate::mcp::declaration::is_session_setup(method);
+        if session_setup && let Some((message, data)) = self.name_collision(from, params) {
+            tracing::warn!(component = %self.links[link].name, method, "{message}");
+            if let Some(id) = id
+                && let Ok(data) = RawValue::from_string(data)
+            {
+                let code = error_code::INVALID_PARAMS;
+                self.reply_error(link, id.get(), code, &message, Some(&data));
+            }
+            return;
+        }
+        let rewritten = if session_setup {
             self.on_session_setup(from, hop, params)
         } else if from == 0 && !origin.wrapped && method == "initialize" {
             params

@@ -264,6 +264,45 @@ impl<C: Components> Router<C> {
         RawValue::from_string(rewritten).ok()
     }
 
+    /// Why a session setup passing from `from` must be refused: an MCP server name declared
+    /// twice where one of the servers is offered over ACP (`declaration::name_collision`).
+    /// The message names who declared each, as far as the conductor knows: acp servers by
+    /// their owner (a server first seen on this hop was added by `from`).
+    pub(super) fn name_collision(
+        &self,
+        from: Position,
+        params: Option<&RawValue>,
+    ) -> Option<(String, String)> {
+        let (name, entries) = declaration::name_collision(params)?;
+        let who = |position: Position| {
+            let link = &self.links[self.at(position)];
+            if link.role == Role::Editor {
+                "the editor".to_string()
+            } else {
+                format!("{} `{}`", link.role.noun(), link.name)
+            }
+        };
+        let declarers: Vec<String> = entries
+            .iter()
+            .map(|entry| match entry {
+                declaration::Declared::Acp(d) => {
+                    let owner = self.mcp.servers.get(&d.id).map_or(from, |s| s.owner);
+                    format!("{} (over ACP, server id `{}`)", who(owner), d.id)
+                }
+                declaration::Declared::Other { kind, .. } => {
+                    format!("a `{kind}` server of the editor or a proxy")
+                }
+            })
+            .collect();
+        let message = format!(
+            "MCP server name `{name}` is declared more than once: by {}; the agent could not \
+             tell them apart. Rename one of them (a proxy's server names are in its settings)",
+            declarers.join(" and by ")
+        );
+        let data = serde_json::json!({ "mcpServer": name, "declaredBy": declarers }).to_string();
+        Some((message, data))
+    }
+
     fn record_declaration(&mut self, position: Position, d: &AcpDeclaration) {
         if self.mcp.servers.contains_key(&d.id) {
             return;

@@ -250,3 +250,40 @@ async fn a_broken_answer_to_the_bridges_connect_is_answered_to_the_shim_in_mcp_t
     );
     assert_eq!(answer["error"]["code"], -32001);
 }
+
+#[tokio::test]
+async fn a_proxys_server_named_like_the_editors_is_refused_and_the_agent_never_sees_the_session() {
+    let mut chain = Spec::new(1).start();
+    chain.proxy(1).send(r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"name":"notes","command":"/bin/notes","args":[],"env":[]},{"type":"acp","name":"notes","serverId":"n-1"}]}}}"#);
+    let refused = chain.proxy(1).recv().await;
+    assert_eq!(refused["id"], 5);
+    assert_eq!(refused["error"]["code"], -32602);
+    assert_eq!(
+        refused["error"]["message"],
+        "MCP server name `notes` is declared more than once: by a `stdio` server of the editor \
+         or a proxy and by proxy `p1` (over ACP, server id `n-1`); the agent could not tell \
+         them apart. Rename one of them (a proxy's server names are in its settings)"
+    );
+    assert_eq!(refused["error"]["data"]["mcpServer"], "notes");
+    // Nothing reached the agent: the next thing it gets is the next request.
+    chain.proxy(1).send(r#"{"jsonrpc":"2.0","id":6,"method":"proxy/successor","params":{"method":"session/list","params":{}}}"#);
+    assert_eq!(chain.agent().recv().await["method"], "session/list");
+}
+
+#[tokio::test]
+async fn two_proxies_offering_servers_of_one_name_are_refused_naming_both() {
+    let mut chain = Spec::new(2).start();
+    chain.proxy(1).send(r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"tools","serverId":"a-1"}]}}}"#);
+    let at_p2 = chain.proxy(2).recv().await;
+    assert_eq!(at_p2["method"], "session/new");
+    chain.proxy(2).send(r#"{"jsonrpc":"2.0","id":8,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"tools","serverId":"a-1"},{"type":"acp","name":"tools","serverId":"b-2"}]}}}"#);
+    let refused = chain.proxy(2).recv().await;
+    assert_eq!(refused["id"], 8);
+    assert_eq!(
+        refused["error"]["data"]["declaredBy"],
+        serde_json::json!([
+            "proxy `p1` (over ACP, server id `a-1`)",
+            "proxy `p2` (over ACP, server id `b-2`)"
+        ])
+    );
+}
