@@ -1,9 +1,11 @@
 //! The stdio bridge, router side: each shim connection is a link whose lines are MCP, turned
 //! into `mcp/connect`, `mcp/message` and `mcp/disconnect` toward the server's owner and back.
 //!
-//! A shim first names its server. The bridge then connects (`mcp/connect` with `acpId` or
-//! `serverId`, as declared); a provider that does not know `mcp/connect` (-32601) is spoken
-//! to connectionless, with the `initialize` answered here and the stateless `_meta` added.
+//! A shim first names its server. A server declared with `serverId` (schema 1.20) is spoken to
+//! connectionless (`mcp/message {serverId, requestId}`), with the `initialize` answered here
+//! and the stateless `_meta` added; if the provider refuses that at the ACP level it is an
+//! older one and gets `mcp/connect {serverId}`. A server declared with the RFD's `id` is
+//! connected (`mcp/connect {acpId}`), and spoken to connectionless if it answers -32601.
 
 use std::collections::HashMap;
 
@@ -19,6 +21,7 @@ use super::skipped::Skip;
 use super::topology::Position;
 use super::{Components, Router};
 use crate::link::{LinkId, Outbox};
+use crate::mcp::declaration::IdField;
 use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
 use crate::mcp::shim;
 use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
@@ -68,6 +71,11 @@ struct Shim {
     server_requests: OutgoingRequests<Box<str>>,
     /// Connectionless requests in flight: requestId → (our id at the owner, MCP id).
     in_flight: HashMap<String, (u64, Box<str>)>,
+    /// `mcp/connect` was sent (or is no longer worth trying).
+    connect_tried: bool,
+    /// The agent's `initialize`, while a connectionless `server/discover` for it is out and
+    /// `mcp/connect` is still to be tried: replayed on a connection if discover is refused.
+    held_initialize: Option<Bytes>,
 }
 
 /// Every shim connection.
@@ -92,6 +100,8 @@ impl<C: Components> Router<C> {
                 hello: ClientHello::unknown(),
                 server_requests: OutgoingRequests::new(),
                 in_flight: HashMap::new(),
+                connect_tried: false,
+                held_initialize: None,
             },
         );
     }
@@ -107,6 +117,13 @@ impl<C: Components> Router<C> {
         }
         match acp_wire::parse(&frame) {
             Ok(Envelope::Request { id, method, params }) => {
+                if method == "initialize"
+                    && let Some(shim) = self.shims.by_link.get_mut(&link)
+                    && matches!(shim.phase, Phase::Connectionless)
+                    && !shim.connect_tried
+                {
+                    shim.held_initialize = Some(frame.clone());
+                }
                 self.shim_request(link, id.get(), method, params)
             }
             Ok(Envelope::Notification { method, params }) => {
@@ -201,8 +218,36 @@ impl<C: Components> Router<C> {
             .expect("checked by the caller");
         shim.server = server_id.clone();
         shim.owner = server.owner;
-        shim.phase = Phase::Connecting(Vec::new());
-        let params = single(server.field.connect_member(), &server_id);
+        if server.field == IdField::ServerId {
+            tracing::debug!(server = %server.name, shim = link.0, "declared with serverId; using connectionless mcp/message");
+            shim.phase = Phase::Connectionless;
+            return;
+        }
+        self.connect_shim(link, Vec::new());
+    }
+
+    /// Discover was answered at the ACP level: the provider speaks connectionless.
+    fn forget_held_initialize<'r>(
+        &mut self,
+        link: LinkId,
+        outcome: InnerOutcome<'r>,
+    ) -> InnerOutcome<'r> {
+        if let Some(shim) = self.shims.by_link.get_mut(&link) {
+            shim.held_initialize = None;
+        }
+        outcome
+    }
+
+    /// Sends `mcp/connect` for the shim's server; `queued` (frames of the agent's) wait for
+    /// the answer.
+    fn connect_shim(&mut self, link: LinkId, queued: Vec<Bytes>) {
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        shim.phase = Phase::Connecting(queued);
+        shim.connect_tried = true;
+        let Some(server) = self.mcp.servers.get(&shim.server) else {
+            return;
+        };
+        let params = single(server.field.connect_member(), &shim.server);
         self.send_to_owner(
             link,
             Some(("null", BridgeCall::Connect)),
@@ -407,20 +452,36 @@ impl<C: Components> Router<C> {
             BridgeCall::Connect => self.on_connected(link, owner, outcome),
             BridgeCall::Reply => self.shim_outcome(link, mcp_id, outcome),
             BridgeCall::Discover => match outcome {
-                Outcome::Result(r) => match stateless::inner_outcome(r) {
-                    InnerOutcome::Result(discovered) => {
-                        self.answer_initialize(link, mcp_id, Some(discovered))
+                Outcome::Result(r) => {
+                    match self.forget_held_initialize(link, stateless::inner_outcome(r)) {
+                        InnerOutcome::Result(discovered) => {
+                            self.answer_initialize(link, mcp_id, Some(discovered))
+                        }
+                        _ => self.send_stateless(
+                            link,
+                            mcp_id,
+                            BridgeCall::ProbeTools,
+                            "tools/list",
+                            None,
+                        ),
                     }
-                    _ => self.send_stateless(
-                        link,
-                        mcp_id,
-                        BridgeCall::ProbeTools,
-                        "tools/list",
-                        None,
-                    ),
-                },
+                }
                 Outcome::Error(_) => {
-                    self.send_stateless(link, mcp_id, BridgeCall::ProbeTools, "tools/list", None)
+                    let shim = self.shims.by_link.get_mut(&link).expect("present");
+                    match shim.held_initialize.take() {
+                        Some(initialize) if !shim.connect_tried => {
+                            let name = self.server_name(link);
+                            tracing::debug!(server = %name, shim = link.0, "connectionless server/discover refused; trying mcp/connect (an older provider)");
+                            self.connect_shim(link, vec![initialize]);
+                        }
+                        _ => self.send_stateless(
+                            link,
+                            mcp_id,
+                            BridgeCall::ProbeTools,
+                            "tools/list",
+                            None,
+                        ),
+                    }
                 }
             },
             BridgeCall::ProbeTools => match outcome {

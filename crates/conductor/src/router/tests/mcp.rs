@@ -287,3 +287,70 @@ async fn two_proxies_offering_servers_of_one_name_are_refused_naming_both() {
         ])
     );
 }
+
+const SERVER_ID_SESSION: &str = r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"notes","serverId":"n-1"}]}}}"#;
+
+/// A shim for `n-1`, declared with `serverId`, whose agent sent `initialize`; returns the
+/// shim and what proxy 1 got for it.
+async fn server_id_shim_initializing(chain: &mut Chain) -> (Peer, serde_json::Value) {
+    chain.proxy(1).send(SERVER_ID_SESSION);
+    chain.agent().recv().await;
+    let mut shim = chain.connect_shim().await;
+    shim.send(r#"{"mcpBridge":1,"server":"n-1"}"#);
+    assert_eq!(shim.recv_text().await, r#"{"mcpBridge":"ok"}"#);
+    shim.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}"#);
+    let first = chain.proxy(1).recv().await;
+    (shim, first)
+}
+
+#[tokio::test]
+async fn a_server_declared_with_server_id_is_spoken_to_connectionless_from_the_start() {
+    let mut chain = Spec::new(1).start();
+    let (mut shim, discover) = server_id_shim_initializing(&mut chain).await;
+    assert_eq!(
+        discover["params"]["method"], "mcp/message",
+        "no mcp/connect first"
+    );
+    let inner = &discover["params"]["params"];
+    assert_eq!(inner["serverId"], "n-1");
+    assert_eq!(inner["method"], "server/discover");
+    assert!(inner["requestId"].is_string(), "{inner}");
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"result":{{"capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"notes","version":"2"}}}}}}}}"#,
+        discover["id"]
+    ));
+    let answer = shim.recv().await;
+    assert_eq!(answer["id"], 0);
+    assert_eq!(answer["result"]["serverInfo"]["name"], "notes");
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn an_older_server_id_provider_that_refuses_connectionless_is_connected_instead() {
+    let mut chain = Spec::new(1).start();
+    let (mut shim, discover) = server_id_shim_initializing(&mut chain).await;
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"unknown connection"}}}}"#,
+        discover["id"]
+    ));
+    let connect = chain.proxy(1).recv().await;
+    assert_eq!(connect["params"]["method"], "mcp/connect");
+    assert_eq!(connect["params"]["params"]["serverId"], "n-1");
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"connectionId":"c-1"}}}}"#,
+        connect["id"]
+    ));
+    // The agent's initialize goes to the provider on the connection, once.
+    let initialize = chain.proxy(1).recv().await;
+    let inner = &initialize["params"]["params"];
+    assert_eq!(inner["connectionId"], "c-1");
+    assert_eq!(inner["method"], "initialize");
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":"2025-11-25","capabilities":{{}},"serverInfo":{{"name":"old","version":"1"}}}}}}"#,
+        initialize["id"]
+    ));
+    assert_eq!(
+        shim.recv_text().await,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"old","version":"1"}}}"#
+    );
+}
