@@ -239,6 +239,18 @@ const EDITOR_CALLS: &[Call] = &[
         error(r#"{"code":-32000,"message":"vendor says no","data":{"retryAfterMs":1500}}"#),
     ),
     request(
+        r#""mcp""#,
+        "mcp/list_servers",
+        r#"{"sessionId":"$SESSION","_meta":{"why":"a made-up method in a namespace the conductor routes itself"}}"#,
+        result(r#"{"servers":[{"serverId":"notes","transport":"acp"}]}"#),
+    ),
+    request(
+        "7",
+        "_vendor/sum",
+        "[1, 2, 9007199254740993]",
+        result("9007199254740996"),
+    ),
+    request(
         r#""\/slashed""#,
         "session/set_title",
         r#"{"sessionId":"$SESSION","title":"Investigate OAuth timeout"}"#,
@@ -318,6 +330,17 @@ const AGENT_CALLS: &[Call] = &[
         result(r#"{"answer":"yes","_meta":{"z":0,"a":1}}"#),
     ),
     request_without_params(r#""ping""#, "_vendor/ping", result("null")),
+    notification(
+        "mcp/server_status",
+        r#"{"serverId":"notes","status":"ready","tools":3}"#,
+    ),
+    notification("_vendor/log", r#"["warn","disk \u00bd full",{"at":1.0}]"#),
+    request(
+        "-7",
+        "_vendor/choose",
+        r#"[["a","b"],{"multi":false}]"#,
+        result(r#""b""#),
+    ),
     notification(
         "session/update",
         r#"{"sessionId":"$SESSION","update":{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"plan-1","entries":[{"content":"Step 1","priority":"high","status":"pending"}]}}}"#,
