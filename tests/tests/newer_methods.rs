@@ -1,11 +1,11 @@
 //! Newer and unknown ACP methods and session updates cross a chain of 2 test proxies untouched,
 //! both ways: params, results and errors byte for byte, each under the id its sender chose.
-//!
-//! Each table row is one message in the shape of schema 1.20 (or of an RFD, or made up); the
-//! test-agent answers the editor's requests from a `--replies` file and writes its own calls
-//! with the `emit` prompt word. Every row is checked on its own, at the far end and at each
-//! proxy (editor-side messages plain, agent-side ones wrapped in `proxy/successor`), and nothing
-//! may come back to the side that sent it.
+
+// Each table row is one message in the shape of schema 1.20 (or of an RFD, or made up); the
+// test-agent answers the editor's requests from a `--replies` file and writes its own calls
+// with the `emit` prompt word. Every row is checked on its own, at the far end and at each
+// proxy (editor-side messages plain, agent-side ones wrapped in `proxy/successor`), and
+// nothing may come back to the side that sent it.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -87,16 +87,18 @@ impl Call {
         self.params.map(|p| p.replace(SESSION, session))
     }
 
-    /// The method, and for a `session/update` the kind of update: names the row in failures.
+    /// Names the row in failures: the method, and the kind of update of a `session/update`
+    /// or the id of a request (a method may have several rows).
     fn name(&self) -> String {
         let kind = self
             .params
             .filter(|_| self.method == "session/update")
             .and_then(|p| serde_json::from_str::<Value>(p).ok())
             .and_then(|p| p["update"]["sessionUpdate"].as_str().map(str::to_string));
-        match kind {
-            Some(kind) => format!("{} ({kind})", self.method),
-            None => self.method.to_string(),
+        match (kind, self.id) {
+            (Some(kind), _) => format!("{} ({kind})", self.method),
+            (None, Some(id)) => format!("{} (request {id})", self.method),
+            (None, None) => format!("{} (notification)", self.method),
         }
     }
 
@@ -487,25 +489,45 @@ fn assert_proxies_saw(chain: &TestChain, calls: &[Call], session: &str, toward_a
         let lines = chain.recording(proxy);
         let messages: Vec<RawMessage> = lines.iter().map(|line| parse(line)).collect();
         for call in calls {
-            let plain = messages
-                .iter()
-                .filter(|m| carries(m, call, session))
-                .count();
-            let wrapped = messages
-                .iter()
-                .filter(|m| carries_wrapped(m, call, session))
-                .count();
-            let (expected, how) = if toward_agent {
-                ((1, 0), "once plain, never wrapped")
+            let of_method = |m: &RawMessage| m.method().as_deref() == Some(call.method);
+            let wrapping_method = |m: &RawMessage| unwrapped(m).is_some_and(|i| of_method(&i));
+            let (right_way, wrong_way, how, other) = if toward_agent {
+                (
+                    messages
+                        .iter()
+                        .filter(|m| carries(m, call, session))
+                        .count(),
+                    messages.iter().filter(|m| wrapping_method(m)).count(),
+                    "plain (from its predecessor)",
+                    "wrapped, as if from its successor",
+                )
             } else {
-                ((0, 1), "once wrapped in proxy/successor, never plain")
+                (
+                    messages
+                        .iter()
+                        .filter(|m| carries_wrapped(m, call, session))
+                        .count(),
+                    messages.iter().filter(|m| of_method(m)).count(),
+                    "wrapped in proxy/successor (from its successor)",
+                    "plain, as if from its predecessor",
+                )
             };
             assert_eq!(
-                (plain, wrapped),
-                expected,
-                "{}: {proxy} should have got it {how}, params byte for byte; (plain, wrapped) \
-                 copies it got; its lines about {}: {:#?}",
+                right_way,
+                1,
+                "{}: {proxy} should have got it once {how}, params byte for byte; its lines \
+                 about {}: {:#?}",
                 call.name(),
+                call.method,
+                lines_about(&lines, call.method)
+            );
+            // Every message of the method comes from one side: none may arrive the other way.
+            assert_eq!(
+                wrong_way,
+                0,
+                "{}: {proxy} got {} messages {other}; its lines about {}: {:#?}",
+                call.name(),
+                call.method,
                 call.method,
                 lines_about(&lines, call.method)
             );
@@ -518,7 +540,7 @@ fn assert_proxies_saw(chain: &TestChain, calls: &[Call], session: &str, toward_a
                 assert_eq!(
                     answers,
                     1,
-                    "{}: {proxy} should have relayed the {} {} once, byte for byte",
+                    "{}: {proxy} should have got the {} {} once (to pass it on), byte for byte",
                     call.name(),
                     answer.kind,
                     answer.text
