@@ -589,68 +589,6 @@ fn assert_editor_got_only_answers_to_its_requests(editor: &Editor) {
     }
 }
 
-#[test]
-fn editor_calls_of_newer_and_unknown_methods_reach_the_agent_untouched_and_come_back_answered() {
-    let (chain, mut editor, session) = start("newer-editor", EDITOR_CALLS);
-    for (i, call) in EDITOR_CALLS.iter().enumerate() {
-        editor.send_line(&call.line(&session, i));
-        if call.id.is_some() {
-            let line = editor.recv_line();
-            assert_answered(&line, call, "the editor");
-        }
-    }
-    let agent_saw = recording_when(&chain, AGENT, |lines| {
-        EDITOR_CALLS.iter().all(|call| {
-            lines
-                .iter()
-                .any(|line| carries(&parse(line), call, &session))
-        })
-    });
-    assert_agent_got_each_once(&agent_saw, EDITOR_CALLS, &session);
-    assert_proxies_saw(&chain, EDITOR_CALLS, &session, true);
-    assert_nothing_came_back_to_the_editor(&editor);
-}
-
-#[test]
-fn editor_calls_sent_in_one_write_are_each_answered_under_their_own_id() {
-    let (chain, mut editor, session) = start("newer-editor-burst", EDITOR_CALLS);
-    let lines: String = EDITOR_CALLS
-        .iter()
-        .enumerate()
-        .map(|(i, call)| call.line(&session, i + 1) + "\n")
-        .collect();
-    editor.send_bytes(lines.as_bytes());
-    let requests: Vec<&Call> = EDITOR_CALLS.iter().filter(|c| c.id.is_some()).collect();
-    let mut responses = Vec::new();
-    while responses.len() < requests.len() {
-        responses.push(editor.recv_line());
-    }
-    for call in &requests {
-        let id: Value = serde_json::from_str(call.id.expect("a request")).expect("JSON id");
-        let answers: Vec<&String> = responses
-            .iter()
-            .filter(|line| parse(line).id_value() == Some(id.clone()))
-            .collect();
-        assert_eq!(
-            answers.len(),
-            1,
-            "{}: one answer with id {id} expected among {responses:#?}",
-            call.name()
-        );
-        assert_answered(answers[0], call, "the editor");
-    }
-    let agent_saw = recording_when(&chain, AGENT, |lines| {
-        EDITOR_CALLS.iter().all(|call| {
-            lines
-                .iter()
-                .any(|line| carries(&parse(line), call, &session))
-        })
-    });
-    assert_agent_got_each_once(&agent_saw, EDITOR_CALLS, &session);
-    assert_proxies_saw(&chain, EDITOR_CALLS, &session, true);
-    assert_nothing_came_back_to_the_editor(&editor);
-}
-
 /// The agent got every call once, as the editor wrote its params, in the order sent, and no
 /// response (it asked nothing).
 fn assert_agent_got_each_once(agent_saw: &[String], calls: &[Call], session: &str) {
@@ -717,6 +655,68 @@ fn assert_nothing_came_back_to_the_editor(editor: &Editor) {
         "the editor was sent calls though the agent sent none: {calls:#?}"
     );
     assert_editor_got_only_answers_to_its_requests(editor);
+}
+
+#[test]
+fn editor_calls_of_newer_and_unknown_methods_reach_the_agent_untouched_and_come_back_answered() {
+    let (chain, mut editor, session) = start("newer-editor", EDITOR_CALLS);
+    for (i, call) in EDITOR_CALLS.iter().enumerate() {
+        editor.send_line(&call.line(&session, i));
+        if call.id.is_some() {
+            let line = editor.recv_line();
+            assert_answered(&line, call, "the editor");
+        }
+    }
+    let agent_saw = recording_when(&chain, AGENT, |lines| {
+        EDITOR_CALLS.iter().all(|call| {
+            lines
+                .iter()
+                .any(|line| carries(&parse(line), call, &session))
+        })
+    });
+    assert_agent_got_each_once(&agent_saw, EDITOR_CALLS, &session);
+    assert_proxies_saw(&chain, EDITOR_CALLS, &session, true);
+    assert_nothing_came_back_to_the_editor(&editor);
+}
+
+#[test]
+fn editor_calls_sent_in_one_write_are_each_answered_under_their_own_id() {
+    let (chain, mut editor, session) = start("newer-editor-burst", EDITOR_CALLS);
+    let lines: String = EDITOR_CALLS
+        .iter()
+        .enumerate()
+        .map(|(i, call)| call.line(&session, i + 1) + "\n")
+        .collect();
+    editor.send_bytes(lines.as_bytes());
+    let requests: Vec<&Call> = EDITOR_CALLS.iter().filter(|c| c.id.is_some()).collect();
+    let mut responses = Vec::new();
+    while responses.len() < requests.len() {
+        responses.push(editor.recv_line());
+    }
+    for call in &requests {
+        let id: Value = serde_json::from_str(call.id.expect("a request")).expect("JSON id");
+        let answers: Vec<&String> = responses
+            .iter()
+            .filter(|line| parse(line).id_value() == Some(id.clone()))
+            .collect();
+        assert_eq!(
+            answers.len(),
+            1,
+            "{}: one answer with id {id} expected among {responses:#?}",
+            call.name()
+        );
+        assert_answered(answers[0], call, "the editor");
+    }
+    let agent_saw = recording_when(&chain, AGENT, |lines| {
+        EDITOR_CALLS.iter().all(|call| {
+            lines
+                .iter()
+                .any(|line| carries(&parse(line), call, &session))
+        })
+    });
+    assert_agent_got_each_once(&agent_saw, EDITOR_CALLS, &session);
+    assert_proxies_saw(&chain, EDITOR_CALLS, &session, true);
+    assert_nothing_came_back_to_the_editor(&editor);
 }
 
 #[test]
