@@ -180,6 +180,16 @@ pub fn reported_answer(method: &str, text: &str) -> Option<Value> {
     serde_json::from_str(json).ok()
 }
 
+/// One line of a `--replies` file: requests for `method` get `outcome` as their `kind`
+/// (`"result"` or `"error"`), its text written into the response exactly as given here.
+pub fn reply_line(method: &str, kind: &str, outcome: &str) -> String {
+    assert!(
+        kind == "result" || kind == "error",
+        "a reply is a result or an error, not {kind}"
+    );
+    format!(r#"{{"method":{},"{kind}":{outcome}}}"#, Value::from(method))
+}
+
 /// Prompt words that make the agent write bytes of the test's choosing, hostile input for
 /// the conductor. Each must be the first word of a text block, followed by a [`Recipe`]:
 /// `emit RECIPE` writes the bytes and then ends the turn as usual; `answer RECIPE` writes

@@ -8,7 +8,10 @@
 //! RECIPE` (bytes written before anything is read: a banner, a request before `initialize`),
 //! `--progress-file PATH` (how many bytes a `flood` has written so far),
 //! `--answer-after-cancel` (a turn ended by `$/cancel_request` is answered twice: -32800,
-//! then its result). Prompt words:
+//! then its result), `--replies PATH` (canned answers: each line of the file is a JSON
+//! object `{"method": M, "result": R}` or `{"method": M, "error": E}`, and a request for `M`
+//! is answered with `R` or `E` written byte for byte as the file has it, whatever `M` is;
+//! see [`agent_script::reply_line`]). Prompt words:
 //! `hang` (wait for `session/cancel` or `$/cancel_request`),
 //! `permission` (ask the client with `session/request_permission`), `id-zero` (ask the
 //! client to read a file with request id `0`); a text block starting with `fs-read`,
@@ -16,6 +19,8 @@
 //! its answer (see [`agent_script::client_request`]); one starting with `emit`, `answer` or
 //! `flood` writes bytes of the test's choosing (see [`agent_script::EMIT`]). Exits on stdin
 //! EOF.
+
+use std::collections::HashMap;
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::fixture_io::{self, FixtureArgs, Recording};
@@ -50,6 +55,8 @@ struct Turn {
 }
 
 struct Agent {
+    /// `--replies`: method -> (`"result"` or `"error"`, the answer's text as the file has it).
+    replies: HashMap<String, (&'static str, String)>,
     updates: usize,
     burst: bool,
     answer_after_cancel: bool,
@@ -69,6 +76,7 @@ fn main() {
         fixture_io::send_bytes(&agent_script::recipe_bytes(recipe, "null"));
     }
     let mut agent = Agent {
+        replies: args.value("replies").map(read_replies).unwrap_or_default(),
         updates: args
             .value("updates")
             .map_or(1, |k| k.parse().expect("--updates takes a number")),
@@ -108,6 +116,10 @@ impl Agent {
 
     fn request(&mut self, id: &RawValue, method: &str, params: &Value) {
         let id = id.get();
+        if let Some((kind, outcome)) = self.replies.get(method) {
+            fixture_io::send_line(jsonrpc::response_line(id, kind, outcome));
+            return;
+        }
         let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
         match method {
             "initialize" => {
@@ -363,6 +375,26 @@ impl Agent {
             end_turn(turn.prompt_id.get(), "end_turn", &turn.meta),
         ]);
     }
+}
+
+/// The canned answers of `--replies PATH`, by method; the last line for a method wins.
+fn read_replies(path: &str) -> HashMap<String, (&'static str, String)> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read --replies {path}: {e}"));
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let reply = RawMessage::parse(line)
+                .unwrap_or_else(|e| panic!("--replies: not a JSON object ({e}): {line}"));
+            let method = reply
+                .method()
+                .unwrap_or_else(|| panic!("--replies: a line without a method: {line}"));
+            let (kind, outcome) = reply
+                .outcome()
+                .unwrap_or_else(|| panic!("--replies: neither result nor error: {line}"));
+            (method, (kind, outcome.get().to_string()))
+        })
+        .collect()
 }
 
 /// The response that ends a prompt turn.
