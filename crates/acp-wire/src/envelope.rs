@@ -213,21 +213,17 @@ fn classify(m: Members<'_>) -> Result<Envelope<'_>, Invalid<'_>> {
         if m.result.is_some() || m.error.is_some() {
             return invalid("a request cannot carry `result` or `error`");
         }
-        if let Some(p) = m.params
+        // `"params": null` is sent by peers in the wild and means no params, as the official
+        // schema reads it (JSON-RPC itself would refuse it).
+        let params = m.params.filter(|p| p.get() != "null");
+        if let Some(p) = params
             && !matches!(p.get().as_bytes().first(), Some(b'{' | b'['))
         {
             return invalid("`params` must be an object or an array");
         }
         return Ok(match id {
-            Some(id) => Envelope::Request {
-                id,
-                method,
-                params: m.params,
-            },
-            None => Envelope::Notification {
-                method,
-                params: m.params,
-            },
+            Some(id) => Envelope::Request { id, method, params },
+            None => Envelope::Notification { method, params },
         });
     }
     let Some(id) = id else {
@@ -328,6 +324,22 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn params_null_means_no_params_and_other_scalars_are_refused() {
+        assert!(matches!(
+            env(r#"{"jsonrpc":"2.0","id":3,"method":"session/list","params":null}"#),
+            Envelope::Request { params: None, .. }
+        ));
+        assert!(matches!(
+            env(r#"{"jsonrpc":"2.0","method":"_vendor/tick","params" : null }"#),
+            Envelope::Notification { params: None, .. }
+        ));
+        for params in ["1", "\"x\"", "true"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":3,"method":"m","params":{params}}}"#);
+            assert!(parse(line.as_bytes()).is_err(), "{line}");
+        }
     }
 
     #[test]

@@ -294,3 +294,23 @@ async fn initialize_asking_for_a_newer_protocol_version_starts_the_chain_with_ve
         r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}"#
     );
 }
+
+#[tokio::test]
+async fn params_null_is_carried_as_no_params() {
+    let mut chain = Spec::new(1).start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":4,"method":"session/list","params":null}"#);
+    // Under our id, with no params (a notification travelling plain keeps its bytes).
+    assert_eq!(
+        chain.proxy(1).recv_text().await,
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/list"}"#
+    );
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":9,"method":"proxy/successor","params":{"method":"session/list","params":null}}"#,
+    );
+    assert_eq!(
+        chain.agent().recv_text().await,
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/list"}"#
+    );
+}
