@@ -124,7 +124,6 @@ fn prompt_command_advertises_plan_and_shows_the_demo_agents_plans() {
          [plan demo-outline] | 3. End the turn\n\
          Demo agent here. I received 1 content block(s):\n\
          > What is the plan? Then write it down.\n\
-         {}\
          [tool] Write demo.txt (edit) pending\n\
          [permission] Write demo.txt: denied (reject_once)\n\
          [tool] demo-write-1 -> failed\n\
@@ -133,7 +132,6 @@ fn prompt_command_advertises_plan_and_shows_the_demo_agents_plans() {
          [plan demo-outline] removed (a markdown plan); still shown: demo-checklist\n\
          [stop] end_turn\n",
         checklist("new", "[~]", "[ ]"),
-        checklist("updated", "[x]", "[~]"),
         checklist("updated", "[x]", "[x]"),
     );
     assert_eq!(stdout, expected, "stderr:\n{stderr}");

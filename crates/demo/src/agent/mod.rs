@@ -12,9 +12,9 @@
 //! it always shows a plan and echoes every block; then, if a text block asks for an MCP tool
 //! (the rules are in [`intent`]), it does only that; otherwise "slow" ticks, "write"/"permission"
 //! asks permission for a write it never does, and "read <path>" reads a line through the client.
-//! A client that advertised plans gets the checklist as plan operations, updated at each step,
-//! and for a prompt that mentions "plan" also an outline, removed as the turn ends
-//! ([`turn_plan`]); any other client gets the plain `plan` update once.
+//! A client that advertised plans gets the checklist as plan operations (sent again, all done, at
+//! the end of the turn) and, for a prompt that mentions "plan", an outline removed as the turn
+//! ends ([`turn_plan`]); any other client gets the plain `plan` update once.
 //!
 //! MCP tools come from the session's stdio `mcpServers` (the only kind it launches; it does not
 //! advertise `mcpCapabilities.acp`, so MCP-over-ACP servers must reach it as stdio ones), started

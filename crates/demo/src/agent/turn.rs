@@ -69,7 +69,7 @@ impl Turn {
             &asked,
             mentions_plan(prompt),
         );
-        self.show_checklist(&plan, Progress::Showing).await?;
+        self.show_checklist(&plan, Progress::Started).await?;
         let Some(outline) = plan.outline() else {
             return self.carry_out(prompt, asked, &plan).await;
         };
@@ -82,7 +82,7 @@ impl Turn {
         outcome
     }
 
-    /// Everything after the plans: the echo of every block, then what the prompt asked for.
+    /// The turn's work: the echo of every block, what the prompt asked for, the checklist done.
     async fn carry_out(
         &mut self,
         prompt: &[Value],
@@ -97,7 +97,6 @@ impl Turn {
         for block in prompt {
             self.say(&describe_block(block)).await?;
         }
-        self.show_checklist(plan, Progress::Acting).await?;
         match asked {
             Asked::Tool(intent) => self.use_tools(intent).await?,
             Asked::Actions { slow, write, read } => {

@@ -3,10 +3,13 @@
 //!
 //! A client that advertised plans in `initialize` (`clientCapabilities.plan`, or the older
 //! spelling `planCapabilities`) gets plan operations in schema 1.20's shapes: the checklist as a
-//! `plan_update` of type `items` under [`CHECKLIST_ID`] at each step (shown, acting, done), and the
-//! outline as a `markdown` one under [`OUTLINE_ID`], taken down with `plan_removed` as the turn
-//! ends. Agents must not send those to other clients: they get the plain `plan` update, once at
-//! the start of the turn, as before.
+//! `plan_update` of type `items` under [`CHECKLIST_ID`] as the turn starts and again, all done, as
+//! it ends, and the outline as a `markdown` one under [`OUTLINE_ID`], taken down with
+//! `plan_removed` as the turn ends. Agents must not send those to other clients: they get the plain
+//! `plan` update, once at the start of the turn, as before.
+//!
+//! There is no update between the two: it would come between the echo and the first thing the
+//! turn does, where clients (and tests) read the demo's output as one piece.
 
 use serde_json::{Value, json};
 
@@ -27,10 +30,8 @@ pub(super) fn client_shows_plans(initialize: &Value) -> bool {
 /// Where a turn is in its checklist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Progress {
-    /// Showing back what the prompt contained.
-    Showing,
-    /// Doing what the prompt asked for.
-    Acting,
+    /// The turn starts by showing back what the prompt contained.
+    Started,
     /// Everything done.
     Done,
 }
@@ -67,11 +68,10 @@ impl TurnPlan {
     }
 
     /// The update showing the checklist at `progress`: an `items` plan for a client that takes
-    /// operations; the plain `plan` at the start for one that does not, and nothing later.
+    /// operations; the plain `plan` at the start for one that does not, and nothing at the end.
     pub(super) fn checklist(&self, progress: Progress) -> Option<Value> {
         let (shown, acted) = match progress {
-            Progress::Showing => ("in_progress", "pending"),
-            Progress::Acting => ("completed", "in_progress"),
+            Progress::Started => ("in_progress", "pending"),
             Progress::Done => ("completed", "completed"),
         };
         let entries = json!([
@@ -83,7 +83,7 @@ impl TurnPlan {
                 "sessionUpdate": "plan_update",
                 "plan": {"type": "items", "planId": CHECKLIST_ID, "entries": entries},
             }))
-        } else if progress == Progress::Showing {
+        } else if progress == Progress::Started {
             Some(json!({"sessionUpdate": "plan", "entries": entries}))
         } else {
             None
@@ -180,11 +180,10 @@ mod tests {
     }
 
     #[test]
-    fn the_checklist_is_an_items_plan_at_every_step_for_a_client_that_takes_operations() {
+    fn the_checklist_is_an_items_plan_at_start_and_end_for_a_client_that_takes_operations() {
         let plan = TurnPlan::new(true, 1, 1, &actions(false, false, None), false);
         let statuses = [
-            (Progress::Showing, "in_progress", "pending"),
-            (Progress::Acting, "completed", "in_progress"),
+            (Progress::Started, "in_progress", "pending"),
             (Progress::Done, "completed", "completed"),
         ];
         for (progress, shown, acted) in statuses {
@@ -208,13 +207,12 @@ mod tests {
         let asked = Asked::Tool(ToolIntent::List);
         let plan = TurnPlan::new(false, 1, 1, &asked, true);
         assert_eq!(
-            plan.checklist(Progress::Showing),
+            plan.checklist(Progress::Started),
             Some(json!({"sessionUpdate": "plan", "entries": [
                 {"content": "Show what the prompt contained", "priority": "high", "status": "in_progress"},
                 {"content": "Use the requested MCP tool", "priority": "medium", "status": "pending"},
             ]}))
         );
-        assert_eq!(plan.checklist(Progress::Acting), None);
         assert_eq!(plan.checklist(Progress::Done), None);
         assert_eq!(plan.outline(), None);
         assert_eq!(plan.outline_removal(), None);

@@ -467,10 +467,6 @@ mod tests {
     const PLAN: &str = "[plan demo-checklist] checklist (new)\n\
                         [plan demo-checklist] - [~] Show what the prompt contained (high)\n\
                         [plan demo-checklist] - [ ] Carry out a requested write or read (medium)\n";
-    /// The checklist once the prompt was shown back.
-    const ACTING: &str = "[plan demo-checklist] checklist (updated)\n\
-                          [plan demo-checklist] - [x] Show what the prompt contained (high)\n\
-                          [plan demo-checklist] - [~] Carry out a requested write or read (medium)\n";
     /// The checklist at the end of the turn.
     const DONE: &str = "[plan demo-checklist] checklist (updated)\n\
                         [plan demo-checklist] - [x] Show what the prompt contained (high)\n\
@@ -485,7 +481,7 @@ mod tests {
             transcript,
             format!(
                 "{PLAN}Demo agent here. I received 1 content block(s):\n> hello\n> there\n\
-                 {ACTING}{DONE}[stop] end_turn\n"
+                 {DONE}[stop] end_turn\n"
             )
         );
     }
@@ -499,7 +495,7 @@ mod tests {
             transcript,
             format!(
                 "{PLAN}Demo agent here. I received 1 content block(s):\n> please write\n\
-                 {ACTING}[tool] Write demo.txt (edit) pending\n\
+                 [tool] Write demo.txt (edit) pending\n\
                  [permission] Write demo.txt: allowed (allow_once)\n\
                  [tool] demo-write-1 -> completed\n\
                  Permission granted: I would write demo.txt (the demo agent never touches your files).\n\
@@ -521,7 +517,7 @@ mod tests {
             transcript,
             format!(
                 "{PLAN}Demo agent here. I received 1 content block(s):\n> permission please\n\
-                 {ACTING}[tool] Write demo.txt (edit) pending\n\
+                 [tool] Write demo.txt (edit) pending\n\
                  [permission] Write demo.txt: denied (reject_once)\n\
                  [tool] demo-write-1 -> failed\n\
                  Permission denied: demo.txt was not written.\n\
@@ -549,7 +545,7 @@ mod tests {
                  [plan demo-outline] | 2. Ask permission to write demo.txt (never written)\n\
                  [plan demo-outline] | 3. End the turn\n\
                  Demo agent here. I received 1 content block(s):\n> Plan it, then write it\n\
-                 {ACTING}[tool] Write demo.txt (edit) pending\n\
+                 [tool] Write demo.txt (edit) pending\n\
                  [permission] Write demo.txt: denied (reject_once)\n\
                  [tool] demo-write-1 -> failed\n\
                  Permission denied: demo.txt was not written.\n\
@@ -589,7 +585,7 @@ mod tests {
             transcript,
             format!(
                 "{PLAN}Demo agent here. I received 1 content block(s):\n> read notes.txt\n\
-                 {ACTING}[fs] read {path}\n\
+                 [fs] read {path}\n\
                  First line of {path}: alpha\n\
                  {DONE}[stop] end_turn\n",
                 path = path.display()
