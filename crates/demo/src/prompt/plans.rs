@@ -17,7 +17,8 @@
 //!
 //! Both spellings of the protocol are read: the plan's id as `planId` (schema 1.20) or `id` (the
 //! RFD's text), and the RFD's `file` type (a `path`, or a `uri` such as `file:///work/plan.md`)
-//! next to `items` and `markdown`. A plan's file is read only when it is a local absolute path.
+//! next to `items` and `markdown`. A plan's file is read only when it is a regular file at a local
+//! absolute path, and only its first MiB.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -26,7 +27,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 /// How many lines of a plan's file the transcript shows.
-pub(super) const FILE_PREVIEW_LINES: usize = 10;
+const FILE_PREVIEW_LINES: usize = 10;
 /// How much of a plan's file is read at most: enough for any plan, bounded for anything else.
 const FILE_READ_LIMIT: u64 = 1024 * 1024;
 
@@ -241,8 +242,14 @@ fn preview(label: &str, text: &str) -> Vec<String> {
 }
 
 /// The text of a plan's file (its first [`FILE_READ_LIMIT`] bytes), or why it cannot be shown.
+/// Only a regular file is opened: a FIFO or a terminal named by the agent would block the client.
 fn read_plan_file(location: &str) -> Result<String, String> {
     let path = local_path(location)?;
+    let metadata =
+        std::fs::metadata(&path).map_err(|e| format!("cannot read it: {}", io_reason(&e)))?;
+    if !metadata.is_file() {
+        return Err("not a regular file".to_owned());
+    }
     let mut bytes = Vec::new();
     File::open(&path)
         .and_then(|file| file.take(FILE_READ_LIMIT).read_to_end(&mut bytes))
@@ -482,7 +489,11 @@ mod tests {
             ),
             (
                 json!({"type": "file", "planId": "f", "path": dir_path}),
-                format!("[plan f] file (updated): {dir_path}, cannot read it: Is a directory\n"),
+                format!("[plan f] file (updated): {dir_path}, not a regular file\n"),
+            ),
+            (
+                json!({"type": "file", "planId": "f", "path": "/dev/null"}),
+                "[plan f] file (updated): /dev/null, not a regular file\n".to_owned(),
             ),
             (
                 json!({"type": "file", "planId": "f", "uri": "https://example.com/plan.md"}),
@@ -505,6 +516,19 @@ mod tests {
         for (plan, expected) in cases {
             assert_eq!(shown(plans.update(&plan)), expected, "{plan}");
         }
+        // Opening a FIFO would wait for a writer that never comes.
+        let fifo = dir.0.join("fifo");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let plan = json!({"type": "file", "planId": "f", "path": fifo});
+        assert_eq!(
+            shown(plans.update(&plan)),
+            format!(
+                "[plan f] file (updated): {}, not a regular file\n",
+                fifo.display()
+            )
+        );
     }
 
     #[test]
