@@ -1,5 +1,7 @@
-//! What a prompt asks the demo agent to do with MCP tools, and which file it asks it to read:
-//! pure functions over the prompt's text. Must not know how tools are called or files read.
+//! What a prompt asks the demo agent to do (MCP tools, or ticks, a write, a read) and whether it
+//! mentions a plan: pure functions over the prompt's text. Must not know how any of it is done.
+//!
+//! Only text blocks count: context a proxy embedded as resources does not trigger anything.
 //!
 //! A text block asks for a tool when it starts (after an optional "please") with,
 //! case-insensitively, the first that matches of:
@@ -13,6 +15,51 @@
 //! 5. `list tools` / `what tools`: every server's `tools/list`.
 
 use serde_json::{Value, json};
+
+/// What a prompt asks for beyond showing it back.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Asked {
+    /// A tool request; the rest of the text is the tool's input, not more requests.
+    Tool(ToolIntent),
+    /// The demo's other actions, carried out in this order: "slow" ticks, "write" or
+    /// "permission" asks permission for a write it never does, "read <path>" reads a line
+    /// through the client. All `false` and `None`: nothing beyond the echo.
+    Actions {
+        slow: bool,
+        write: bool,
+        read: Option<String>,
+    },
+}
+
+impl Asked {
+    pub(super) fn of(prompt: &[Value]) -> Asked {
+        if let Some(intent) = prompt_tool_intent(prompt) {
+            return Asked::Tool(intent);
+        }
+        let text = prompt_text(prompt);
+        let lowered = text.to_lowercase();
+        Asked::Actions {
+            slow: lowered.contains("slow"),
+            write: lowered.contains("write") || lowered.contains("permission"),
+            read: read_target(&text),
+        }
+    }
+}
+
+/// Whether the prompt's text mentions a plan ("plan", "planning", "Plans", ...).
+pub(super) fn mentions_plan(prompt: &[Value]) -> bool {
+    prompt_text(prompt).to_lowercase().contains("plan")
+}
+
+/// What the user typed: the text blocks, one per line.
+fn prompt_text(prompt: &[Value]) -> String {
+    prompt
+        .iter()
+        .filter(|block| block["type"] == "text")
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 /// A request to use the session's MCP tools (the rules are in the module doc).
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +77,7 @@ pub(super) enum ToolIntent {
 }
 
 /// The tool request of the first text block that makes one.
-pub(super) fn prompt_tool_intent(prompt: &[Value]) -> Option<ToolIntent> {
+fn prompt_tool_intent(prompt: &[Value]) -> Option<ToolIntent> {
     prompt
         .iter()
         .filter(|block| block["type"] == "text")
@@ -153,7 +200,7 @@ fn after_words<'t>(text: &'t str, words: &[&str]) -> Option<&'t str> {
 }
 
 /// The path in "read <path>", if the prompt asks for one.
-pub(super) fn read_target(text: &str) -> Option<String> {
+fn read_target(text: &str) -> Option<String> {
     let mut words = text.split_whitespace();
     while let Some(word) = words.next() {
         let word = word.trim_matches(|c: char| !c.is_alphanumeric());
@@ -317,6 +364,39 @@ mod tests {
             call("forget", json!({"number": 1}))
         );
         assert_eq!(prompt_tool_intent(&[]), None);
+    }
+
+    #[test]
+    fn asked_is_a_tool_request_or_else_the_other_actions() {
+        let text = |t: &str| json!({"type": "text", "text": t});
+        assert_eq!(
+            Asked::of(&[text("recall, slowly")]),
+            Asked::Tool(ToolIntent::Call {
+                tool: "recall".into(),
+                arguments: json!({}),
+            })
+        );
+        assert_eq!(
+            Asked::of(&[text("Go SLOW"), text("then read a.txt and ask permission")]),
+            Asked::Actions {
+                slow: true,
+                write: true,
+                read: Some("a.txt".into()),
+            }
+        );
+        let embedded = json!({"type": "resource", "resource": {"uri": "file:///r", "text": "write slow plan"}});
+        assert_eq!(
+            Asked::of(&[embedded.clone(), text("hello")]),
+            Asked::Actions {
+                slow: false,
+                write: false,
+                read: None,
+            }
+        );
+        assert!(mentions_plan(&[text("hello"), text("What's the PLAN?")]));
+        assert!(mentions_plan(&[text("planning")]));
+        assert!(!mentions_plan(&[embedded, text("explain it")]));
+        assert!(!mentions_plan(&[]));
     }
 
     #[test]

@@ -12,6 +12,9 @@
 //! it always shows a plan and echoes every block; then, if a text block asks for an MCP tool
 //! (the rules are in [`intent`]), it does only that; otherwise "slow" ticks, "write"/"permission"
 //! asks permission for a write it never does, and "read <path>" reads a line through the client.
+//! A client that advertised plans gets the checklist as plan operations (sent again, all done, at
+//! the end of the turn) and, for a prompt that mentions "plan", an outline removed as the turn
+//! ends ([`turn_plan`]); any other client gets the plain `plan` update once.
 //!
 //! MCP tools come from the session's stdio `mcpServers` (the only kind it launches; it does not
 //! advertise `mcpCapabilities.acp`, so MCP-over-ACP servers must reach it as stdio ones), started
@@ -27,6 +30,7 @@ mod line_writer;
 #[cfg(test)]
 mod tests;
 mod turn;
+mod turn_plan;
 
 use std::collections::HashMap;
 use std::io;
@@ -132,6 +136,7 @@ impl RunningTurn {
 struct Connection {
     writer: LineWriter,
     client_reads_files: bool,
+    client_shows_plans: bool,
     sessions: HashMap<String, Session>,
     sessions_created: u64,
     turns_started: u64,
@@ -146,6 +151,7 @@ impl Connection {
             writer,
             launcher,
             client_reads_files: false,
+            client_shows_plans: false,
             sessions: HashMap::new(),
             sessions_created: 0,
             turns_started: 0,
@@ -272,6 +278,7 @@ impl Connection {
         // Whatever the client asks for, version 1 is the answer: the same version when the
         // client asked for 1, otherwise the latest (and only) one this agent supports.
         self.client_reads_files = params["clientCapabilities"]["fs"]["readTextFile"] == true;
+        self.client_shows_plans = turn_plan::client_shows_plans(params);
         Ok(json!({
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
@@ -346,6 +353,7 @@ impl Connection {
             session_id: session_id.to_owned(),
             cwd: session.cwd.clone(),
             client_reads_files: self.client_reads_files,
+            client_shows_plans: self.client_shows_plans,
             turn_number: self.turns_started,
             servers: session.servers.clone(),
             cancelled,

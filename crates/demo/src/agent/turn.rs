@@ -1,4 +1,4 @@
-//! One prompt turn of the demo agent, running as a task of its own: the plan, the echo of every
+//! One prompt turn of the demo agent, running as a task of its own: the plans, the echo of every
 //! block, then what the prompt asks for. Must not know how lines reach the client.
 
 use std::path::PathBuf;
@@ -10,8 +10,9 @@ use acp_wire::error_code;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex as AsyncMutex, oneshot, watch};
 
-use super::intent::{ToolIntent, prompt_tool_intent, read_target};
+use super::intent::{Asked, ToolIntent, mentions_plan};
 use super::line_writer::LineWriter;
+use super::turn_plan::{Progress, TurnPlan};
 use super::{Reply, SharedRequests, lock};
 use crate::mcp_servers::SessionServers;
 
@@ -33,6 +34,8 @@ pub(super) struct Turn {
     pub(super) session_id: String,
     pub(super) cwd: PathBuf,
     pub(super) client_reads_files: bool,
+    /// The client advertised plan operations (see [`super::turn_plan`]).
+    pub(super) client_shows_plans: bool,
     /// Makes the turn's tool call ids unique on the connection.
     pub(super) turn_number: u64,
     pub(super) servers: Arc<AsyncMutex<SessionServers>>,
@@ -58,19 +61,34 @@ impl Turn {
     }
 
     async fn play(&mut self, prompt: &[Value]) -> Result<(), Cancelled> {
-        let tool_intent = prompt_tool_intent(prompt);
-        let action = match tool_intent {
-            Some(_) => "Use the requested MCP tool",
-            None => "Carry out a requested write or read",
+        let asked = Asked::of(prompt);
+        let plan = TurnPlan::new(
+            self.client_shows_plans,
+            self.turn_number,
+            prompt.len(),
+            &asked,
+            mentions_plan(prompt),
+        );
+        self.show_checklist(&plan, Progress::Started).await?;
+        let Some(outline) = plan.outline() else {
+            return self.carry_out(prompt, asked, &plan).await;
         };
-        self.update(json!({
-            "sessionUpdate": "plan",
-            "entries": [
-                {"content": "Show what the prompt contained", "priority": "high", "status": "in_progress"},
-                {"content": action, "priority": "medium", "status": "pending"},
-            ],
-        }))
-        .await?;
+        self.update(outline).await?;
+        let outcome = self.carry_out(prompt, asked, &plan).await;
+        // Even a cancelled turn takes its outline down: it described this turn only.
+        if let Some(removal) = plan.outline_removal() {
+            self.report(removal).await;
+        }
+        outcome
+    }
+
+    /// The turn's work: the echo of every block, what the prompt asked for, the checklist done.
+    async fn carry_out(
+        &mut self,
+        prompt: &[Value],
+        asked: Asked,
+        plan: &TurnPlan,
+    ) -> Result<(), Cancelled> {
         self.say(&format!(
             "Demo agent here. I received {} content block(s):\n",
             prompt.len()
@@ -79,22 +97,28 @@ impl Turn {
         for block in prompt {
             self.say(&describe_block(block)).await?;
         }
-        if let Some(intent) = tool_intent {
-            // The rest of the text is the tool's input, not more requests.
-            return self.use_tools(intent).await;
+        match asked {
+            Asked::Tool(intent) => self.use_tools(intent).await?,
+            Asked::Actions { slow, write, read } => {
+                if slow {
+                    self.tick().await?;
+                }
+                if write {
+                    self.ask_to_write().await?;
+                }
+                if let Some(target) = read {
+                    self.read_first_line(&target).await?;
+                }
+            }
         }
-        let text = prompt_text(prompt);
-        let lowered = text.to_lowercase();
-        if lowered.contains("slow") {
-            self.tick().await?;
+        self.show_checklist(plan, Progress::Done).await
+    }
+
+    async fn show_checklist(&self, plan: &TurnPlan, progress: Progress) -> Result<(), Cancelled> {
+        match plan.checklist(progress) {
+            Some(update) => self.update(update).await,
+            None => Ok(()),
         }
-        if lowered.contains("write") || lowered.contains("permission") {
-            self.ask_to_write().await?;
-        }
-        if let Some(target) = read_target(&text) {
-            self.read_first_line(&target).await?;
-        }
-        Ok(())
     }
 
     fn check_cancelled(&self) -> Result<(), Cancelled> {
@@ -396,15 +420,4 @@ fn quote(text: &str) -> String {
             }
         })
         .collect()
-}
-
-/// What the user typed: the text blocks only, so context a proxy embedded as resources does
-/// not trigger the demo's actions.
-fn prompt_text(prompt: &[Value]) -> String {
-    prompt
-        .iter()
-        .filter(|block| block["type"] == "text")
-        .filter_map(|block| block["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }

@@ -6,6 +6,7 @@
 //! [`conductor`] runs it against a conductor started as a child process.
 
 pub mod conductor;
+mod plans;
 mod transcript;
 
 use std::io::{self, Write};
@@ -104,6 +105,8 @@ where
                 "clientCapabilities": {
                     "fs": {"readTextFile": true, "writeTextFile": false},
                     "terminal": false,
+                    // `plan_update` and `plan_removed` are shown (plans.rs).
+                    "plan": {},
                 },
                 "clientInfo": {"name": "acp-conductor prompt", "version": env!("CARGO_PKG_VERSION")},
             }),
@@ -460,8 +463,14 @@ mod tests {
         (stop, String::from_utf8(transcript).unwrap())
     }
 
-    const PLAN: &str = "[plan] - [~] Show what the prompt contained (high)\n\
-                        [plan] - [ ] Carry out a requested write or read (medium)\n";
+    /// The demo agent's checklist as the client shows it at the start of a turn.
+    const PLAN: &str = "[plan demo-checklist] checklist (new)\n\
+                        [plan demo-checklist] - [~] Show what the prompt contained (high)\n\
+                        [plan demo-checklist] - [ ] Carry out a requested write or read (medium)\n";
+    /// The checklist at the end of the turn.
+    const DONE: &str = "[plan demo-checklist] checklist (updated)\n\
+                        [plan demo-checklist] - [x] Show what the prompt contained (high)\n\
+                        [plan demo-checklist] - [x] Carry out a requested write or read (medium)\n";
 
     #[tokio::test]
     async fn plain_prompt_transcript_shows_the_quoted_prompt() {
@@ -471,7 +480,8 @@ mod tests {
         assert_eq!(
             transcript,
             format!(
-                "{PLAN}Demo agent here. I received 1 content block(s):\n> hello\n> there\n[stop] end_turn\n"
+                "{PLAN}Demo agent here. I received 1 content block(s):\n> hello\n> there\n\
+                 {DONE}[stop] end_turn\n"
             )
         );
     }
@@ -489,7 +499,7 @@ mod tests {
                  [permission] Write demo.txt: allowed (allow_once)\n\
                  [tool] demo-write-1 -> completed\n\
                  Permission granted: I would write demo.txt (the demo agent never touches your files).\n\
-                 [stop] end_turn\n"
+                 {DONE}[stop] end_turn\n"
             )
         );
     }
@@ -511,6 +521,35 @@ mod tests {
                  [permission] Write demo.txt: denied (reject_once)\n\
                  [tool] demo-write-1 -> failed\n\
                  Permission denied: demo.txt was not written.\n\
+                 {DONE}[stop] end_turn\n"
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_prompt_about_a_plan_shows_the_outline_and_its_removal() {
+        let (stop, transcript) = with_demo_agent(
+            "Plan it, then write it",
+            Path::new("/tmp"),
+            PermissionPolicy::Deny,
+        )
+        .await;
+        assert_eq!(stop, "end_turn");
+        assert_eq!(
+            transcript,
+            format!(
+                "{PLAN}[plan demo-outline] markdown (new)\n\
+                 [plan demo-outline] | # Plan for turn 1\n\
+                 [plan demo-outline] |\n\
+                 [plan demo-outline] | 1. Show back the 1 content block(s) received\n\
+                 [plan demo-outline] | 2. Ask permission to write demo.txt (never written)\n\
+                 [plan demo-outline] | 3. End the turn\n\
+                 Demo agent here. I received 1 content block(s):\n> Plan it, then write it\n\
+                 [tool] Write demo.txt (edit) pending\n\
+                 [permission] Write demo.txt: denied (reject_once)\n\
+                 [tool] demo-write-1 -> failed\n\
+                 Permission denied: demo.txt was not written.\n\
+                 {DONE}[plan demo-outline] removed (a markdown plan); still shown: demo-checklist\n\
                  [stop] end_turn\n"
             )
         );
@@ -548,7 +587,7 @@ mod tests {
                 "{PLAN}Demo agent here. I received 1 content block(s):\n> read notes.txt\n\
                  [fs] read {path}\n\
                  First line of {path}: alpha\n\
-                 [stop] end_turn\n",
+                 {DONE}[stop] end_turn\n",
                 path = path.display()
             )
         );
@@ -644,7 +683,7 @@ mod tests {
         let (result, _) = with_scripted_agent(PermissionPolicy::Allow, |mut agent| async move {
             agent
                 .expect(&format!(
-                    r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1,"clientCapabilities":{{"fs":{{"readTextFile":true,"writeTextFile":false}},"terminal":false}},"clientInfo":{{"name":"acp-conductor prompt","version":"{}"}}}}}}"#,
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1,"clientCapabilities":{{"fs":{{"readTextFile":true,"writeTextFile":false}},"terminal":false,"plan":{{}}}},"clientInfo":{{"name":"acp-conductor prompt","version":"{}"}}}}}}"#,
                     env!("CARGO_PKG_VERSION")
                 ))
                 .await;
@@ -762,6 +801,51 @@ mod tests {
         assert_eq!(
             transcript,
             "(thinking) hmm, let me see\nHello\n[tool] c1 updated\n[mode] code\n[update] usage_update\ndone\n[stop] max_tokens\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn plan_operations_of_every_spelling_read_well_between_streamed_text() {
+        let (result, transcript) = with_scripted_agent(PermissionPolicy::Allow, |mut agent| async move {
+            agent.set_up_session().await;
+            for update in [
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Let me "}}"#,
+                r#"{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[{"content":"Step 1","priority":"high","status":"pending"}]}}"#,
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"plan."}}"#,
+                r###"{"sessionUpdate":"plan_update","plan":{"type":"markdown","id":"p2","content":"## Steps\n- [ ] Refactor module"}}"###,
+                r#"{"sessionUpdate":"plan_update","plan":{"type":"file","id":"p3","uri":"https://example.com/plan.md"}}"#,
+                r#"{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p2","entries":[]}}"#,
+                r#"{"sessionUpdate":"plan_removed","id":"p1"}"#,
+                r#"{"sessionUpdate":"plan_removed","planId":"p3"}"#,
+                r#"{"sessionUpdate":"plan","entries":[{"content":"Plain","priority":"low","status":"completed"}]}"#,
+            ] {
+                agent
+                    .send(&format!(
+                        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{update}}}}}"#
+                    ))
+                    .await;
+            }
+            agent
+                .send(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#)
+                .await;
+        })
+        .await;
+        assert_eq!(result.unwrap(), "end_turn");
+        assert_eq!(
+            transcript,
+            "Let me \n\
+             [plan p1] checklist (new)\n\
+             [plan p1] - [ ] Step 1 (high)\n\
+             plan.\n\
+             [plan p2] markdown (new)\n\
+             [plan p2] | ## Steps\n\
+             [plan p2] | - [ ] Refactor module\n\
+             [plan p3] file (new): https://example.com/plan.md, not a local file\n\
+             [plan p2] checklist (replaces a markdown plan), empty\n\
+             [plan p1] removed (a checklist); still shown: p2, p3\n\
+             [plan p3] removed (a file plan); still shown: p2\n\
+             [plan] - [x] Plain (low)\n\
+             [stop] end_turn\n"
         );
     }
 

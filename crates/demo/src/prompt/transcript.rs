@@ -1,9 +1,11 @@
 //! The transcript `acp-prompt` prints: the agent's text as it streams, and one readable line per
-//! other event (tool calls, plan, permissions, files). Knows how to show updates, not where they come from.
+//! other event (tool calls, plans, permissions, files). Knows how to show updates, not where they come from.
 
 use std::io::{self, Write};
 
 use serde_json::Value;
+
+use super::plans::{self, Plans};
 
 /// Which streamed text the transcript is in the middle of.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -18,6 +20,7 @@ pub(super) struct Transcript<'o, O> {
     out: &'o mut O,
     at_line_start: bool,
     stream: Stream,
+    plans: Plans,
 }
 
 impl<'o, O: Write> Transcript<'o, O> {
@@ -26,6 +29,7 @@ impl<'o, O: Write> Transcript<'o, O> {
             out,
             at_line_start: true,
             stream: Stream::None,
+            plans: Plans::default(),
         }
     }
 
@@ -112,18 +116,19 @@ impl<'o, O: Write> Transcript<'o, O> {
                     return self.line("[plan] (empty)");
                 }
                 for entry in entries {
-                    let mark = match entry["status"].as_str() {
-                        Some("completed") => "[x]",
-                        Some("in_progress") => "[~]",
-                        _ => "[ ]",
-                    };
-                    self.line(&format!(
-                        "[plan] - {mark} {} ({})",
-                        text_or(&entry["content"], ""),
-                        text_or(&entry["priority"], "?"),
-                    ))?;
+                    self.line(&format!("[plan] {}", plans::checklist_entry(entry)))?;
                 }
                 Ok(())
+            }
+            "plan_update" => {
+                for line in self.plans.update(&update["plan"]) {
+                    self.line(&line)?;
+                }
+                Ok(())
+            }
+            "plan_removed" => {
+                let line = self.plans.remove(update);
+                self.line(&line)
             }
             "available_commands_update" => {
                 let names: Vec<String> = update["availableCommands"]
