@@ -2,7 +2,10 @@
 //! (connectionless MCP over ACP), native and as WASM, its `serverId` declaration as an agent
 //! speaking MCP over ACP gets it, and the built-in demo agent as the README shows.
 
+use std::time::{Duration, Instant};
+
 use acp_conductor_tests::binaries::NOTES_PROXY;
+use acp_conductor_tests::editor::patience;
 use acp_conductor_tests::mcp_chain::{agent_servers, run_script, use_rmcp_agent};
 use acp_conductor_tests::scenario::prompt_example_config;
 use acp_conductor_tests::wasm::{self, WasmChain, WasmTarget};
@@ -73,15 +76,22 @@ fn assert_bridged_connectionless(chain: &TestChain, editor: &Editor) {
         assert_eq!(args[0], "mcp-bridge", "{servers:?}");
         assert!(args.contains(&json!(id)), "{servers:?}");
     }
-    let log = editor.stderr();
-    let connectionless: Vec<&str> = log
-        .lines()
-        .filter(|l| {
-            l.contains("provider does not know mcp/connect; using connectionless mcp/message")
-                && l.contains("server=notes")
-        })
-        .collect();
-    assert_eq!(connectionless.len(), 2, "{log}");
+    let connectionless = |log: &str| {
+        log.lines()
+            .filter(|l| {
+                l.contains("provider does not know mcp/connect; using connectionless mcp/message")
+                    && l.contains("server=notes")
+            })
+            .count()
+    };
+    // The log may lag a little behind the protocol.
+    let deadline = Instant::now() + patience();
+    let mut log = editor.stderr();
+    while connectionless(&log) < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        log = editor.stderr();
+    }
+    assert_eq!(connectionless(&log), 2, "{log}");
     assert!(!log.contains("MCP connection established"), "{log}");
 }
 
