@@ -8,9 +8,13 @@
 //! ```
 //!
 //! To every `session/new`, `session/load`, `session/resume` and `session/fork` it forwards, it
-//! adds `{"type":"acp","name":"notes","id":"notes-<n>"}` to `mcpServers`, then answers the
-//! agent's `mcp/connect`, `mcp/message` and `mcp/disconnect` for that id itself. The MCP server
-//! offers three tools on the notes of the ACP session it was declared in:
+//! adds `{"type":"acp","name":"notes","serverId":"notes-<n>"}` to `mcpServers`, then answers
+//! the connectionless `mcp/message {serverId, requestId, method, params}` of ACP schema 1.20 for
+//! that id itself, with `{"result": ...}` or `{"error": ...}` (an inner MCP error is not an ACP
+//! error). `mcp/connect` and `mcp/disconnect`, gone from the schema, are answered with -32601,
+//! which sends the conductor's bridge connectionless too. The MCP server speaks the stateless
+//! revision 2026-07-28 (`server/discover`) as well as the `initialize` handshake, and offers
+//! three tools on the notes of the ACP session it was declared in:
 //!
 //! - `remember {"note": string}`: stores a note (at most 4096 bytes, 1000 notes per session);
 //! - `recall {}`: lists the session's notes, numbered from 1;
