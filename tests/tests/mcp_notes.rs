@@ -65,8 +65,8 @@ fn assert_notes_are_per_session(editor: &mut Editor) {
 }
 
 /// The agent got the bridge in place of the declared server, and the bridge spoke to the notes
-/// proxy connectionless: its `mcp/connect` (one per bridge connection, one per session here)
-/// was answered "method not found", and no connection was ever opened.
+/// proxy connectionless from the start (it declares `serverId`; one bridge connection per
+/// session here): no `mcp/connect` was tried and no connection was ever opened.
 fn assert_bridged_connectionless(chain: &TestChain, editor: &Editor) {
     for (n, id) in [(0, "notes-1"), (1, "notes-2")] {
         let servers = agent_servers(chain, n);
@@ -79,7 +79,7 @@ fn assert_bridged_connectionless(chain: &TestChain, editor: &Editor) {
     let connectionless = |log: &str| {
         log.lines()
             .filter(|l| {
-                l.contains("provider does not know mcp/connect; using connectionless mcp/message")
+                l.contains("declared with serverId; using connectionless mcp/message")
                     && l.contains("server=notes")
             })
             .count()
@@ -93,6 +93,7 @@ fn assert_bridged_connectionless(chain: &TestChain, editor: &Editor) {
     }
     assert_eq!(connectionless(&log), 2, "{log}");
     assert!(!log.contains("MCP connection established"), "{log}");
+    assert!(!log.contains("provider does not know mcp/connect"), "{log}");
 }
 
 #[test]
