@@ -226,16 +226,26 @@ impl<C: Components> Router<C> {
         self.connect_shim(link, Vec::new());
     }
 
-    /// Discover was answered at the ACP level: the provider speaks connectionless.
-    fn forget_held_initialize<'r>(
-        &mut self,
-        link: LinkId,
-        outcome: InnerOutcome<'r>,
-    ) -> InnerOutcome<'r> {
-        if let Some(shim) = self.shims.by_link.get_mut(&link) {
-            shim.held_initialize = None;
+    /// The answer to the connectionless `server/discover` the agent's `initialize` became: the
+    /// `initialize` answer made from it; or, refused at the ACP level before `mcp/connect` was
+    /// tried, a connection (an older `serverId` provider); or else a probe with `tools/list`.
+    fn on_discovered(&mut self, link: LinkId, mcp_id: &str, outcome: Outcome<'_>) {
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        let held = shim.held_initialize.take().filter(|_| !shim.connect_tried);
+        match (outcome, held) {
+            (Outcome::Result(r), _) => {
+                if let InnerOutcome::Result(discovered) = stateless::inner_outcome(r) {
+                    return self.answer_initialize(link, mcp_id, Some(discovered));
+                }
+            }
+            (Outcome::Error(_), Some(initialize)) => {
+                let name = self.server_name(link);
+                tracing::debug!(server = %name, shim = link.0, "connectionless server/discover refused; trying mcp/connect (an older provider)");
+                return self.connect_shim(link, vec![initialize]);
+            }
+            (Outcome::Error(_), None) => {}
         }
-        outcome
+        self.send_stateless(link, mcp_id, BridgeCall::ProbeTools, "tools/list", None);
     }
 
     /// Sends `mcp/connect` for the shim's server; `queued` (frames of the agent's) wait for
@@ -451,39 +461,7 @@ impl<C: Components> Router<C> {
         match call {
             BridgeCall::Connect => self.on_connected(link, owner, outcome),
             BridgeCall::Reply => self.shim_outcome(link, mcp_id, outcome),
-            BridgeCall::Discover => match outcome {
-                Outcome::Result(r) => {
-                    match self.forget_held_initialize(link, stateless::inner_outcome(r)) {
-                        InnerOutcome::Result(discovered) => {
-                            self.answer_initialize(link, mcp_id, Some(discovered))
-                        }
-                        _ => self.send_stateless(
-                            link,
-                            mcp_id,
-                            BridgeCall::ProbeTools,
-                            "tools/list",
-                            None,
-                        ),
-                    }
-                }
-                Outcome::Error(_) => {
-                    let shim = self.shims.by_link.get_mut(&link).expect("present");
-                    match shim.held_initialize.take() {
-                        Some(initialize) if !shim.connect_tried => {
-                            let name = self.server_name(link);
-                            tracing::debug!(server = %name, shim = link.0, "connectionless server/discover refused; trying mcp/connect (an older provider)");
-                            self.connect_shim(link, vec![initialize]);
-                        }
-                        _ => self.send_stateless(
-                            link,
-                            mcp_id,
-                            BridgeCall::ProbeTools,
-                            "tools/list",
-                            None,
-                        ),
-                    }
-                }
-            },
+            BridgeCall::Discover => self.on_discovered(link, mcp_id, outcome),
             BridgeCall::ProbeTools => match outcome {
                 Outcome::Result(r)
                     if matches!(stateless::inner_outcome(r), InnerOutcome::Result(_)) =>
