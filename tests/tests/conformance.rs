@@ -8,10 +8,15 @@
 //! (`conformance/judge.rs`). The schema judges; the conductor's routing stays byte-faithful.
 
 mod conformance {
+    pub mod chains;
+    pub mod editor_client;
+    pub mod full_session;
     pub mod judge;
     pub mod legacy;
     pub mod links;
+    pub mod paths;
     pub mod report;
 
     mod judge_bites;
+    mod topologies;
 }

@@ -250,7 +250,7 @@ fn judge_call(
         let inner_method = params["method"].as_str().unwrap_or_default();
         let inner_params = params.get("params").cloned().unwrap_or(Value::Null);
         let (inner_what, inner) = judge_payload(wrapped, inner_method, &inner_params, is_request);
-        let what = format!("{method} {shape} > {inner_what}");
+        let what = format!("{inner_what} in {method}");
         return (what, envelope.and(inner));
     }
     judge_payload(plain, method, params, is_request)
@@ -353,7 +353,7 @@ fn judge_response(
         } => {
             let mut what = format!("{outcome} of {method}");
             if let Some(wrapper) = &wrapper {
-                what = format!("{outcome} of {wrapper} > {method}");
+                what = format!("{what} in {wrapper}");
             }
             if legacy.is_some() {
                 return (format!("{what} (legacy)"), Ok(legacy));

@@ -91,16 +91,16 @@ impl Report {
 
     /// Panics unless, for each `(kind, what)`, some line judged on a link of that kind is
     /// described by text containing `what`: the scenario reached that path.
-    pub fn assert_covers(&self, expected: &[(LinkKind, &str)]) {
+    pub fn assert_covers<S: AsRef<str>>(&self, expected: &[(LinkKind, S)]) {
         let missing: Vec<String> = expected
             .iter()
             .filter(|(kind, what)| {
                 !self
                     .judged
                     .iter()
-                    .any(|j| j.kind == *kind && j.what.contains(what))
+                    .any(|j| j.kind == *kind && j.what.contains(what.as_ref()))
             })
-            .map(|(kind, what)| format!("{kind}: {what}"))
+            .map(|(kind, what)| format!("{kind}: {}", what.as_ref()))
             .collect();
         if !missing.is_empty() {
             let mut seen: Vec<String> = self

@@ -314,12 +314,22 @@ impl Agent {
                 ));
             }
             "cancel-own" => {
+                // The request and its cancellation in one write, so that both are on their
+                // way before the client can answer.
                 let params = payloads::permission_request(session_id, "call-edit-2");
-                let id = self.send_request("session/request_permission", &params);
-                fixture_io::send_line(jsonrpc::notification_line(
-                    "$/cancel_request",
-                    Some(&json!({ "requestId": id }).to_string()),
-                ));
+                let id = self.next_request;
+                self.next_request += 1;
+                fixture_io::send_lines(&[
+                    jsonrpc::request_line(
+                        &id.to_string(),
+                        "session/request_permission",
+                        Some(&params.to_string()),
+                    ),
+                    jsonrpc::notification_line(
+                        "$/cancel_request",
+                        Some(&json!({ "requestId": id }).to_string()),
+                    ),
+                ]);
                 let answer = self.await_answer(id);
                 self.say(
                     session_id,
