@@ -18,5 +18,7 @@ mod conformance {
     pub mod report;
 
     mod judge_bites;
+    mod mcp_forms;
+    mod own_answers;
     mod topologies;
 }

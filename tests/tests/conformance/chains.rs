@@ -7,7 +7,7 @@ use std::process::ExitStatus;
 
 use acp_conductor_tests::editor::{Direction as Sent, Editor};
 use acp_conductor_tests::test_chain::{AGENT, AgentEntry, TestChain};
-use acp_conductor_tests::{Binaries, binaries, processes};
+use acp_conductor_tests::{binaries, processes};
 
 use super::links::{LinkKind, LinkRecord};
 
@@ -142,10 +142,6 @@ impl Chain {
         self.chain.add_proxy(name, Path::new(WIRETAP), &args);
         self.inner = Some(inner);
         self
-    }
-
-    pub fn binaries(&self) -> &Binaries {
-        &self.chain.binaries
     }
 
     pub fn launch(&self) -> Editor {

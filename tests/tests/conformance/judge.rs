@@ -61,19 +61,30 @@ enum Asked {
 /// The requests the peer sent on one link, by id, in the order sent.
 struct PeerRequests {
     by_id: HashMap<String, VecDeque<Asked>>,
+    /// The peer's lines that were neither a request nor a response (not JSON, no method):
+    /// JSON-RPC answers them with an error carrying their id when it can be read.
+    invalid: Vec<String>,
 }
 
 impl PeerRequests {
     fn read(kind: LinkKind, lines: &[String]) -> Self {
         let mut by_id: HashMap<String, VecDeque<Asked>> = HashMap::new();
+        let mut invalid = Vec::new();
         let (Some(plain), wrapped) = (kind.plain(), kind.wrapped()) else {
-            return Self { by_id };
+            return Self { by_id, invalid };
         };
         for line in lines {
-            let Ok(message) = serde_json::from_str::<Value>(line) else {
-                continue;
+            let message = match serde_json::from_str::<Value>(line) {
+                Ok(message) if message.is_object() => message,
+                _ => {
+                    invalid.push(line.clone());
+                    continue;
+                }
             };
             let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+                if message.get("result").is_none() && message.get("error").is_none() {
+                    invalid.push(line.clone());
+                }
                 continue;
             };
             let params = message.get("params").cloned().unwrap_or(Value::Null);
@@ -98,12 +109,21 @@ impl PeerRequests {
             };
             by_id.entry(id.to_string()).or_default().push_back(asked);
         }
-        Self { by_id }
+        Self { by_id, invalid }
     }
 
     /// The earliest request with this id not yet answered.
     fn answer(&mut self, id: &Value) -> Option<Asked> {
         self.by_id.get_mut(&id.to_string())?.pop_front()
+    }
+
+    /// Whether an invalid line of the peer's carries `id` (as JSON text, the way the
+    /// conductor reads it from a line it cannot parse).
+    fn sent_invalid_with(&self, id: &Value) -> bool {
+        let id = id.to_string();
+        self.invalid
+            .iter()
+            .any(|line| line.contains(&format!("\"id\":{id}")))
     }
 }
 
@@ -324,9 +344,10 @@ fn judge_response(
         return (format!("MCP {outcome}"), Ok(None));
     }
     let Some(request) = asked.answer(&id) else {
-        if is_error && id.is_null() {
-            // JSON-RPC's answer to a line whose id could not be read.
-            return ("error for an unreadable line".to_string(), Ok(None));
+        if is_error && (id.is_null() || asked.sent_invalid_with(&id)) {
+            // JSON-RPC's answer to a line that was not a request: with its id when it could
+            // be read, else `null`.
+            return ("error for an invalid line".to_string(), Ok(None));
         }
         return (
             format!("{outcome} of nothing"),

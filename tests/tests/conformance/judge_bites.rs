@@ -337,3 +337,27 @@ fn only_the_named_legacy_forms_are_excused() {
         r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"mcpServers":[{"type":"acp","name":"t","id":"t-1"}]}}"#,
     );
 }
+
+#[test]
+fn an_error_may_answer_an_invalid_line_and_nothing_else_may() {
+    let editor = LinkKind::Editor;
+    let sent = [
+        r#"{"jsonrpc":"2.0","id":41,"params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":42,"method":"#,
+    ];
+    for id in ["41", "42", "null"] {
+        accepted(
+            editor,
+            &sent,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32600,"message":"invalid"}}}}"#
+            ),
+        );
+    }
+    rejected(
+        editor,
+        &sent,
+        r#"{"jsonrpc":"2.0","id":43,"error":{"code":-32600,"message":"x"}}"#,
+    );
+    rejected(editor, &sent, r#"{"jsonrpc":"2.0","id":41,"result":{}}"#);
+}

@@ -41,14 +41,6 @@ pub enum LinkKind {
 }
 
 impl LinkKind {
-    pub const ALL: [LinkKind; 5] = [
-        LinkKind::Editor,
-        LinkKind::Agent,
-        LinkKind::Proxy,
-        LinkKind::Parent,
-        LinkKind::Shim,
-    ];
-
     /// The direction of the messages the conductor writes plain on this link (`None` for
     /// MCP).
     pub fn plain(self) -> Option<Direction> {
@@ -72,11 +64,6 @@ impl LinkKind {
     /// Whether the conductor may send `proxy/initialize` here.
     pub fn initializes_proxy(self) -> bool {
         self == LinkKind::Proxy
-    }
-
-    /// Whether the peer may send `proxy/initialize` to the conductor here.
-    pub fn peer_initializes_proxy(self) -> bool {
-        self == LinkKind::Parent
     }
 }
 
