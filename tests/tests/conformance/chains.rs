@@ -40,12 +40,20 @@ struct Recorded {
     kind: LinkKind,
 }
 
+/// A proxy whose link a wiretap records, both ways (`<name>.in`, `<name>.out`).
+struct Tapped {
+    name: String,
+    /// A conductor in proxy mode: the link is also its link to its parent.
+    conductor: bool,
+}
+
 /// A chain whose every link is recorded.
 pub struct Chain {
     pub chain: TestChain,
-    /// The chain of a nested conductor, kept for its directory and its proxies' files.
-    inner: Option<TestChain>,
+    /// The chains of nested conductors, kept for their directories and their proxies' files.
+    inner: Vec<TestChain>,
     recorded: Vec<Recorded>,
+    tapped: Vec<Tapped>,
 }
 
 impl Chain {
@@ -69,8 +77,9 @@ impl Chain {
         }];
         Self {
             chain,
-            inner: None,
+            inner: Vec::new(),
             recorded,
+            tapped: Vec::new(),
         }
     }
 
@@ -126,22 +135,39 @@ impl Chain {
             });
         }
         let config = inner.write_config();
+        let config = config.display().to_string();
+        self.tap(
+            name,
+            &binaries.conductor,
+            &["run", "--proxy", "--config", config.as_str()],
+            true,
+        );
+        self.inner.push(inner);
+        self
+    }
+
+    /// Appends any program as a proxy, behind a wiretap that records its link both ways.
+    pub fn tapped(&mut self, name: &str, command: &Path, args: &[&str]) -> &mut Self {
+        self.tap(name, command, args, false);
+        self
+    }
+
+    fn tap(&mut self, name: &str, command: &Path, args: &[&str], conductor: bool) {
         let file = |kind: &str| self.chain.file(name, kind).display().to_string();
-        let args = [
+        let mut tap_args = vec![
             "--in".to_string(),
             file("in"),
             "--out".to_string(),
             file("out"),
             "--".to_string(),
-            binaries.conductor.display().to_string(),
-            "run".to_string(),
-            "--proxy".to_string(),
-            "--config".to_string(),
-            config.display().to_string(),
+            command.display().to_string(),
         ];
-        self.chain.add_proxy(name, Path::new(WIRETAP), &args);
-        self.inner = Some(inner);
-        self
+        tap_args.extend(args.iter().map(|a| a.to_string()));
+        self.chain.add_proxy(name, Path::new(WIRETAP), &tap_args);
+        self.tapped.push(Tapped {
+            name: name.to_string(),
+            conductor,
+        });
     }
 
     pub fn launch(&self) -> Editor {
@@ -189,34 +215,29 @@ impl Chain {
         )];
         for r in &self.recorded {
             let file = |kind: &str| read_lines(&r.dir.join(format!("{}.{kind}", r.name)));
-            links.push(LinkRecord::new(
-                &format!("{} {}", r.kind, r.name),
-                r.kind,
-                file("record"),
-                file("sent"),
-            ));
+            let name = match r.kind {
+                LinkKind::Agent => r.name.clone(),
+                kind => format!("{kind} {}", r.name),
+            };
+            links.push(LinkRecord::new(&name, r.kind, file("record"), file("sent")));
         }
-        if self.inner.is_some() {
-            let name = self
-                .chain
-                .proxies
-                .iter()
-                .find(|p| p.command == Path::new(WIRETAP))
-                .map(|p| p.name.clone())
-                .expect("the nested conductor's entry");
-            let to_inner = read_lines(&self.chain.file(&name, "in"));
-            let from_inner = read_lines(&self.chain.file(&name, "out"));
+        for tapped in &self.tapped {
+            let name = &tapped.name;
+            let to_proxy = read_lines(&self.chain.file(name, "in"));
+            let from_proxy = read_lines(&self.chain.file(name, "out"));
+            if tapped.conductor {
+                links.push(LinkRecord::new(
+                    &format!("parent of nested conductor {name}"),
+                    LinkKind::Parent,
+                    from_proxy.clone(),
+                    to_proxy.clone(),
+                ));
+            }
             links.push(LinkRecord::new(
-                &format!("proxy {name} (a nested conductor)"),
+                &format!("proxy {name} (wiretapped)"),
                 LinkKind::Proxy,
-                to_inner.clone(),
-                from_inner.clone(),
-            ));
-            links.push(LinkRecord::new(
-                &format!("parent of {name}"),
-                LinkKind::Parent,
-                from_inner,
-                to_inner,
+                to_proxy,
+                from_proxy,
             ));
         }
         links.push(LinkRecord::new(

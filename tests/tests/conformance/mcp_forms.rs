@@ -1,6 +1,8 @@
 //! MCP over ACP in every wire form, bridged for a stdio agent and spoken by an agent that
-//! speaks it: providers of the RFD, `serverId` and connectionless forms, and the editor's own.
+//! speaks it: providers of the RFD, `serverId` and connectionless forms, the editor's own, and
+//! one built on the official Rust ACP SDK.
 
+use acp_conductor_tests::binaries::SDK_PROVIDER;
 use acp_conductor_tests::editor::prompt_params;
 use serde_json::json;
 
@@ -152,4 +154,48 @@ fn spoken_over_acp_by_the_agent_in_every_wire_form() {
             form.name()
         );
     }
+}
+
+#[test]
+fn an_official_sdk_provider_bridged_behind_a_wiretap() {
+    let mut chain = Chain::new("conformance-mcp-sdk", &[]);
+    let provider = chain.chain.binaries.workspace_program(&SDK_PROVIDER);
+    chain.tapped("sdk", &provider, &[]);
+    let mut editor = chain.launch();
+    editor
+        .request_answering("initialize", initialize_params(), answer)
+        .result();
+    let new = editor.request_answering(
+        "session/new",
+        json!({ "cwd": "/work/project", "mcpServers": [] }),
+        answer,
+    );
+    let session = new.result()["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    let turn = editor.request_answering("session/prompt", prompt_params(&session, "mcp"), answer);
+    assert_eq!(turn.result()["stopReason"], "end_turn", "{}", turn.response);
+    let said = turn.chunk_texts();
+    for line in [
+        "mcp sdk-tools: tools/list ok",
+        "mcp sdk-tools: tools/call echo ok",
+    ] {
+        assert!(said.contains(&line.to_string()), "no {line:?} in {said:#?}");
+    }
+
+    let (links, status) = chain.finish(&mut editor);
+    assert!(status.success(), "{status}: {}", editor.stderr());
+    let report = Report::of(&links);
+    report.assert_conformant("an official SDK provider");
+    report.assert_covers(&[
+        (LinkKind::Proxy, "request proxy/initialize"),
+        (LinkKind::Proxy, "result of initialize in proxy/successor"),
+        (LinkKind::Proxy, "result of session/new in proxy/successor"),
+        // The SDK passes `mcp/connect` for its own server on toward the editor; the
+        // conductor answers it with -32601 itself.
+        (LinkKind::Proxy, "error of mcp/connect (legacy)"),
+        (LinkKind::Proxy, "request mcp/message in proxy/successor"),
+        (LinkKind::Shim, "MCP result"),
+    ]);
 }
