@@ -35,7 +35,8 @@ pub struct Judged {
     pub link: String,
     pub kind: LinkKind,
     /// What the line is: `request session/new`, `notification session/update plan`,
-    /// `result of session/prompt`, `proxy/successor request > request fs/read_text_file`.
+    /// `result of session/prompt`, `request fs/read_text_file in proxy/successor`; the
+    /// scenarios' coverage checks match on it.
     pub what: String,
     /// The legacy form it is, when it is one of the allow-list's.
     pub legacy: Option<Legacy>,
@@ -142,13 +143,10 @@ pub fn judge_link(record: &LinkRecord) -> Vec<Judged> {
         .written
         .iter()
         .map(|line| {
-            let (what, legacy, verdict) = match judge_line(record.kind, &mut asked, line) {
-                Ok(Verdict {
-                    what,
-                    legacy,
-                    error,
-                }) => (what, legacy, error.map_or(Ok(()), Err)),
-                Err(error) => ("unreadable line".to_string(), None, Err(error)),
+            let (what, outcome) = judge_line(record.kind, &mut asked, line);
+            let (legacy, verdict) = match outcome {
+                Ok(legacy) => (legacy, Ok(())),
+                Err(error) => (None, Err(error)),
             };
             Judged {
                 link: record.name.clone(),
@@ -162,58 +160,39 @@ pub fn judge_link(record: &LinkRecord) -> Vec<Judged> {
         .collect()
 }
 
-/// What a line is and, if it failed, why.
-struct Verdict {
-    what: String,
-    legacy: Option<Legacy>,
-    error: Option<String>,
-}
+/// What a line is, and the legacy form it is (if any) or why the schema rejected it.
+type Outcome = (String, Result<Option<Legacy>, String>);
 
-impl Verdict {
-    fn of(what: String, outcome: Result<Option<Legacy>, String>) -> Self {
-        match outcome {
-            Ok(legacy) => Self {
-                what,
-                legacy,
-                error: None,
-            },
-            Err(error) => Self {
-                what,
-                legacy: None,
-                error: Some(error),
-            },
+fn judge_line(kind: LinkKind, asked: &mut PeerRequests, line: &str) -> Outcome {
+    let message = match serde_json::from_str::<Value>(line) {
+        Ok(message) if message.is_object() => message,
+        Ok(_) => {
+            return (
+                "unreadable line".to_string(),
+                Err("not a JSON object".to_string()),
+            );
         }
-    }
-}
-
-/// Judges one line; `Err` when it is not even a JSON object.
-fn judge_line(kind: LinkKind, asked: &mut PeerRequests, line: &str) -> Result<Verdict, String> {
-    let message: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-    if !message.is_object() {
-        return Err("not a JSON object".to_string());
-    }
+        Err(e) => return ("unreadable line".to_string(), Err(format!("not JSON: {e}"))),
+    };
     let method = message
         .get("method")
         .map(|m| m.as_str().unwrap_or_default().to_string());
-    let has_id = message.get("id").is_some();
     let params = message.get("params").cloned().unwrap_or(Value::Null);
-    Ok(match (method, has_id) {
-        (Some(method), true) => {
-            let envelope = envelope::<Request<Value>>(line);
-            let (what, outcome) = judge_call(kind, &method, &params, true);
-            Verdict::of(what, envelope.and(outcome))
-        }
-        (Some(method), false) => {
-            let envelope = envelope::<Notification<Value>>(line);
-            let (what, outcome) = judge_call(kind, &method, &params, false);
-            Verdict::of(what, envelope.and(outcome))
-        }
-        (None, _) => {
-            let envelope = envelope::<Response<Value>>(line);
-            let (what, outcome) = judge_response(kind, asked, &message);
-            Verdict::of(what, envelope.and(outcome))
-        }
-    })
+    let (envelope, (what, outcome)) = match (method, message.get("id").is_some()) {
+        (Some(method), true) => (
+            envelope::<Request<Value>>(line),
+            judge_call(kind, &method, &params, true),
+        ),
+        (Some(method), false) => (
+            envelope::<Notification<Value>>(line),
+            judge_call(kind, &method, &params, false),
+        ),
+        (None, _) => (
+            envelope::<Response<Value>>(line),
+            judge_response(kind, asked, &message),
+        ),
+    };
+    (what, envelope.and(outcome))
 }
 
 /// The JSON-RPC 2.0 envelope, read with the schema's `rpc` types.
@@ -230,12 +209,7 @@ fn deserialize<T: DeserializeOwned>(value: &Value, what: &str) -> Result<(), Str
 }
 
 /// A request (`is_request`) or notification the conductor wrote on a link of `kind`.
-fn judge_call(
-    kind: LinkKind,
-    method: &str,
-    params: &Value,
-    is_request: bool,
-) -> (String, Result<Option<Legacy>, String>) {
+fn judge_call(kind: LinkKind, method: &str, params: &Value, is_request: bool) -> Outcome {
     let shape = if is_request {
         "request"
     } else {
@@ -277,12 +251,7 @@ fn judge_call(
 }
 
 /// An ACP request or notification's params, going `direction`.
-fn judge_payload(
-    direction: Direction,
-    method: &str,
-    params: &Value,
-    is_request: bool,
-) -> (String, Result<Option<Legacy>, String>) {
+fn judge_payload(direction: Direction, method: &str, params: &Value, is_request: bool) -> Outcome {
     let shape = if is_request {
         "request"
     } else {
@@ -331,11 +300,7 @@ fn judge_payload(
 }
 
 /// A response the conductor wrote, judged by the request of the peer's it answers.
-fn judge_response(
-    kind: LinkKind,
-    asked: &mut PeerRequests,
-    message: &Value,
-) -> (String, Result<Option<Legacy>, String>) {
+fn judge_response(kind: LinkKind, asked: &mut PeerRequests, message: &Value) -> Outcome {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let is_error = message.get("error").is_some();
     let outcome = if is_error { "error" } else { "result" };
