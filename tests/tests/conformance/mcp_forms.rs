@@ -59,6 +59,16 @@ fn use_every_server(chain: &Chain, scenario: &str) -> Report {
         "{said:#?}"
     );
 
+    // The other session setups declare servers too, and are rewritten (or not) the same way.
+    for method in ["session/load", "session/resume", "session/fork"] {
+        let params = json!({
+            "sessionId": session,
+            "cwd": "/work/project",
+            "mcpServers": [editor_server_declaration()]
+        });
+        editor.request_answering(method, params, answer).result();
+    }
+
     let (links, status) = chain.finish(&mut editor);
     assert!(status.success(), "{status}: {}", editor.stderr());
     let report = Report::of(&links);
@@ -97,8 +107,11 @@ fn bridged_for_a_stdio_agent_in_every_wire_form() {
         ),
         // The connectionless form at its provider, by the schema.
         (LinkKind::Proxy, "request mcp/message in proxy/successor"),
-        // The declarations rewritten into stdio servers for the agent.
+        // The declarations rewritten into stdio servers for the agent, in every setup.
         (LinkKind::Agent, "request session/new"),
+        (LinkKind::Agent, "request session/load"),
+        (LinkKind::Agent, "request session/resume"),
+        (LinkKind::Agent, "request session/fork"),
         // MCP toward the agent's stdio client: results, sampling requests, notifications.
         (LinkKind::Shim, "MCP result"),
         (LinkKind::Shim, "MCP request sampling/createMessage"),
@@ -118,6 +131,7 @@ fn spoken_over_acp_by_the_agent_in_every_wire_form() {
     report.assert_covers(&[
         // The declarations reach the agent as they are, the RFD's `id` among them.
         (LinkKind::Agent, "request session/new"),
+        (LinkKind::Agent, "request session/fork"),
         // The answers to the agent's MCP requests: on connections, and schema 1.20's carrier.
         (LinkKind::Agent, "result of mcp/connect (legacy)"),
         (LinkKind::Agent, "result of mcp/message (legacy)"),
