@@ -1,5 +1,5 @@
 //! `wiretap`: runs a program between two pipes and records every line that passes, each way;
-//! the conformance suite puts it around a nested conductor to see both sides of that link.
+//! the conformance suite puts it around components that record nothing themselves.
 //!
 //! Usage: `wiretap --in PATH --out PATH -- PROGRAM ARGS...`. Lines read on stdin are appended
 //! to the `--in` file and written to the program's stdin; lines the program writes on stdout
