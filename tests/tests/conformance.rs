@@ -2,9 +2,10 @@
 //! line it writes on every link judged by the official ACP schema crate's types.
 //!
 //! Each scenario records what the conductor writes to the editor (the harness's stdout), to
-//! each proxy and to the agent (the fixtures' `--record`), to and from a nested conductor (the
-//! `wiretap` fixture) and to the bridge shims (what the agent reads from them), together with
-//! what each peer sent (`--record-sent`, the harness's transcript), and hands it to the judge
+//! each proxy and to the agent (the fixtures' `--record`), to and from components that record
+//! nothing themselves (the `wiretap` fixture: a nested conductor, the SDK provider) and to the
+//! bridge shims (what the agent reads from them), together with what each peer sent
+//! (`--record-sent`, the harness's transcript), and hands it to the judge
 //! (`conformance/judge.rs`). The schema judges; the conductor's routing stays byte-faithful.
 
 mod conformance {
