@@ -1,10 +1,11 @@
 //! What the fixture programs share: their command line, the recording of what they
-//! receive, their pid file and their stdout. Knows nothing of what a fixture answers.
+//! receive and send, their pid file and their stdout. Knows nothing of what a fixture answers.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, Write};
 use std::path::Path;
+use std::sync::Mutex;
 
 /// `--name value` pairs and bare `--flag`s of a fixture's command line.
 pub struct FixtureArgs {
@@ -78,6 +79,33 @@ impl Recording {
     }
 }
 
+/// Where [`send_lines`] and [`send_bytes`] record what they send, once [`record_sent`] set it.
+static SENT: Mutex<Option<File>> = Mutex::new(None);
+
+/// Records everything this fixture sends on stdout from now on in `path` (when a path was
+/// given), appended as it is written: the conformance suite needs to know which request a
+/// response the conductor wrote to this fixture answers.
+pub fn record_sent(path: Option<&str>) {
+    let Some(path) = path else {
+        return;
+    };
+    let file = File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open recording {path}: {e}"));
+    *SENT.lock().expect("sent recording lock") = Some(file);
+}
+
+/// Appends `bytes` to the recording of what was sent, if there is one.
+fn note_sent(bytes: &[u8]) {
+    if let Some(file) = SENT.lock().expect("sent recording lock").as_mut() {
+        file.write_all(bytes)
+            .and_then(|()| file.flush())
+            .expect("write recording");
+    }
+}
+
 /// Writes this process's pid to `path`, so a test can check it is gone after shutdown.
 pub fn write_pid_file(path: Option<&str>) {
     if let Some(path) = path {
@@ -108,6 +136,7 @@ pub fn send_lines(lines: &[String]) {
         buffer.push_str(line);
         buffer.push('\n');
     }
+    note_sent(buffer.as_bytes());
     let mut stdout = std::io::stdout().lock();
     // Stdout is line-buffered: with an empty buffer, data ending in a newline is handed to
     // one write(2) as a whole. A failed write means the peer has gone; the read loop sees
@@ -137,6 +166,7 @@ pub fn stdin_lines() -> impl Iterator<Item = String> {
 
 /// Writes `bytes` to stdout exactly as given, in one write; `false` once the peer is gone.
 pub fn send_bytes(bytes: &[u8]) -> bool {
+    note_sent(bytes);
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(bytes)

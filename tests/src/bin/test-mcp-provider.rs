@@ -19,7 +19,8 @@
 //! Tools: `echo`, `add`, `whoami`, `fail`, `ask` (a sampling request back over the
 //! connection), `progress` (notifications before the answer), `die` (exits with status 3).
 //! Options: `--variant rfd|server-id|connectionless`, `--name NAME` (default `tools`), `--id ID`
-//! (default `NAME-1`), `--record PATH` (one JSON object per MCP event), `--pid-file PATH`.
+//! (default `NAME-1`), `--record PATH` (one JSON object per MCP event), `--record-received PATH`
+//! and `--record-sent PATH` (every line received and written, raw), `--pid-file PATH`.
 //! Exits on stdin EOF.
 
 use std::collections::{HashMap, HashSet};
@@ -123,6 +124,8 @@ fn main() {
     let id = args
         .value("id")
         .map_or_else(|| format!("{name}-1"), str::to_string);
+    fixture_io::record_sent(args.value("record-sent"));
+    let mut received = Recording::open(args.value("record-received"));
     let mut provider = Provider {
         variant,
         name,
@@ -134,6 +137,7 @@ fn main() {
         connects: 0,
     };
     for line in fixture_io::stdin_lines() {
+        received.record(&line);
         match RawMessage::parse(&line) {
             Ok(message) => provider.handle(&message, &line),
             Err(e) => fixture_io::send_line(jsonrpc::error_line(

@@ -12,7 +12,7 @@
 //!
 //! Options: `--dialect rfd|underscore` (`_proxy/*` method names, and `proxy/initialize`
 //! answered with -32601 as older proxies do), `--record PATH` (every received line, raw),
-//! `--init-response PATH` (the response its successor gave to `initialize`, raw),
+//! `--record-sent PATH` (every line it writes, raw), `--init-response PATH` (the response its successor gave to `initialize`, raw),
 //! `--pid-file PATH`, `--tag NAME` (names it in its stderr), `--envelope-meta JSON` (put
 //! `_meta` on the `proxy/successor` envelopes it sends), `--eof-file PATH` (written when
 //! stdin reaches EOF). Exits on stdin EOF.
@@ -72,6 +72,7 @@ fn main() {
     let args = FixtureArgs::from_env(&[]);
     fixture_io::write_pid_file(args.value("pid-file"));
     let mut recording = Recording::open(args.value("record"));
+    fixture_io::record_sent(args.value("record-sent"));
     let dialect = match args.value("dialect").unwrap_or("rfd") {
         "rfd" => &RFD,
         "underscore" => &UNDERSCORE,
