@@ -81,8 +81,8 @@ fn bridged_for_a_stdio_agent_in_every_wire_form() {
     let chain = providers("conformance-mcp-bridged", &[]);
     let report = use_every_server(&chain, "MCP bridged");
     report.assert_covers(&[
-        // The editor's server: connect refused, then schema 1.20's mcp/message.
-        (LinkKind::Editor, "request mcp/connect (legacy)"),
+        // The editor's server, declared with `serverId`: schema 1.20's mcp/message from the
+        // start (no mcp/connect reaches the editor; checked below).
         (LinkKind::Editor, "request mcp/message"),
         // Connection forms at the providers, and the answers to their sampling requests.
         (
@@ -121,6 +121,10 @@ fn bridged_for_a_stdio_agent_in_every_wire_form() {
         report
             .legacy_counts()
             .contains_key(&Legacy::AcpDeclarationWithId)
+    );
+    assert!(
+        !report.judged_any(LinkKind::Editor, "mcp/connect"),
+        "the bridge tried mcp/connect on a server declared with serverId"
     );
 }
 
@@ -206,10 +210,9 @@ fn an_official_sdk_provider_bridged_behind_a_wiretap() {
         (LinkKind::Proxy, "request proxy/initialize"),
         (LinkKind::Proxy, "result of initialize in proxy/successor"),
         (LinkKind::Proxy, "result of session/new in proxy/successor"),
-        // The SDK passes `mcp/connect` for its own server on toward the editor; the
-        // conductor answers it with -32601 itself.
-        (LinkKind::Proxy, "error of mcp/connect (legacy)"),
+        // It declares `serverId`: the bridge speaks schema 1.20's mcp/message from the start.
         (LinkKind::Proxy, "request mcp/message in proxy/successor"),
         (LinkKind::Shim, "MCP result"),
     ]);
+    report.assert_never(&["mcp/connect"]);
 }

@@ -143,7 +143,7 @@ pub fn through_proxy(successor: &str) -> Vec<Path> {
         paths.push((proxy, format!("result of {method}")));
     }
     for notification in AGENT_NOTIFICATIONS {
-        paths.push((proxy, format!("notification {notification} in {successor}")));
+        paths.push((proxy, wrapped_unless_cancel(notification, successor)));
     }
     paths.push((proxy, "error of session/request_permission".to_string()));
     paths.push((proxy, format!("error of session/prompt in {successor}")));
@@ -156,10 +156,29 @@ pub fn toward_parent() -> Vec<Path> {
     let parent = LinkKind::Parent;
     let mut paths = vec![(parent, "result of proxy/initialize".to_string())];
     paths.extend(toward_editor(parent));
-    paths.extend(
-        toward_agent(parent)
-            .into_iter()
-            .map(|(kind, what)| (kind, format!("{what} in proxy/successor"))),
-    );
+    paths.extend(toward_agent(parent).into_iter().map(|(kind, what)| {
+        match what.strip_prefix("notification ") {
+            Some(notification) => (kind, wrapped_unless_cancel(notification, "proxy/successor")),
+            None => (kind, format!("{what} in proxy/successor")),
+        }
+    }));
     paths
 }
+
+/// How `notification` travels between a conductor and a proxy (or its parent) on the agent's
+/// side: wrapped in `successor`, except `$/cancel_request`, which is hop-scoped and plain
+/// (schema 1.20: it names that hop's request and is never wrapped).
+fn wrapped_unless_cancel(notification: &str, successor: &str) -> String {
+    if notification == "$/cancel_request" {
+        format!("notification {notification}")
+    } else {
+        format!("notification {notification} in {successor}")
+    }
+}
+
+/// Text found in no line the conductor writes: a `$/cancel_request` wrapped in either
+/// dialect's `proxy/successor`.
+pub const NEVER_WRAPPED_CANCEL: [&str; 2] = [
+    "notification $/cancel_request in proxy/successor",
+    "notification $/cancel_request in _proxy/successor",
+];

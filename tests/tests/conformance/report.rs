@@ -89,6 +89,24 @@ impl Report {
         );
     }
 
+    /// Whether some line judged on a link of `kind` is described by text containing `what`.
+    pub fn judged_any(&self, kind: LinkKind, what: &str) -> bool {
+        self.judged
+            .iter()
+            .any(|j| j.kind == kind && j.what.contains(what))
+    }
+
+    /// Panics if any judged line, on any link, is described by text containing one of `what`.
+    pub fn assert_never(&self, what: &[&str]) {
+        let found: Vec<String> = self
+            .judged
+            .iter()
+            .filter(|j| what.iter().any(|w| j.what.contains(w)))
+            .map(|j| format!("{}: {}", j.kind, j.what))
+            .collect();
+        assert!(found.is_empty(), "the conductor wrote:\n  {}", found.join("\n  "));
+    }
+
     /// Panics unless, for each `(kind, what)`, some line judged on a link of that kind is
     /// described by text containing `what`: the scenario reached that path.
     pub fn assert_covers<S: AsRef<str>>(&self, expected: &[(LinkKind, S)]) {

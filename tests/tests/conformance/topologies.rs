@@ -36,6 +36,7 @@ fn proxies_of_both_dialects() {
     report.assert_covers(&paths::ends());
     report.assert_covers(&paths::through_proxy("proxy/successor"));
     report.assert_covers(&paths::through_proxy("_proxy/successor"));
+    report.assert_never(&paths::NEVER_WRAPPED_CANCEL);
 }
 
 #[test]
@@ -49,4 +50,5 @@ fn conductor_nested_as_a_proxy() {
     report.assert_covers(&paths::through_proxy("proxy/successor"));
     report.assert_covers(&paths::through_proxy("_proxy/successor"));
     report.assert_covers(&paths::toward_parent());
+    report.assert_never(&paths::NEVER_WRAPPED_CANCEL);
 }
