@@ -104,7 +104,11 @@ impl Report {
             .filter(|j| what.iter().any(|w| j.what.contains(w)))
             .map(|j| format!("{}: {}", j.kind, j.what))
             .collect();
-        assert!(found.is_empty(), "the conductor wrote:\n  {}", found.join("\n  "));
+        assert!(
+            found.is_empty(),
+            "the conductor wrote:\n  {}",
+            found.join("\n  ")
+        );
     }
 
     /// Panics unless, for each `(kind, what)`, some line judged on a link of that kind is
