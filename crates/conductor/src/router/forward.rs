@@ -101,7 +101,7 @@ impl<C: Components> Router<C> {
             (method, params)
         };
         if id.is_none() && method == "$/cancel_request" {
-            return self.on_cancel_request(link, params);
+            return self.on_cancel_request(link, params, frame);
         }
         let method = self.initialize_from_parent(from, method);
         if method.starts_with("mcp/") {
@@ -321,8 +321,9 @@ impl<C: Components> Router<C> {
     /// `$/cancel_request` is hop-scoped (schema 1.20): it names a request by the id its sender
     /// gave it on this link, whatever the sender's place in the chain, and goes on, plain, to
     /// the one link where we forwarded that request, naming it by our id there. Older proxies
-    /// wrap it in `proxy/successor`; it has been unwrapped by now and means the same.
-    fn on_cancel_request(&mut self, from: LinkId, params: Option<&RawValue>) {
+    /// wrap it in `proxy/successor`; it has been unwrapped by now and means the same. A cancel
+    /// whose request may still be held for a restarting component is held behind it.
+    fn on_cancel_request(&mut self, from: LinkId, params: Option<&RawValue>, frame: &Bytes) {
         let target = params
             .and_then(acp_wire::splice::Members::of)
             .and_then(|m| m.get("requestId").map(IdKey::of))
@@ -332,6 +333,10 @@ impl<C: Components> Router<C> {
                 })
             });
         let (Some((to, own)), Some(params)) = (target, params) else {
+            if let Some(position) = self.restarting_with_frames_from(from) {
+                self.hold_if_restarting(position, from, frame);
+                return;
+            }
             tracing::debug!(from = %self.links[from].name, "dropped $/cancel_request for a request no longer pending");
             self.skipped.count(super::skipped::Skip::StaleCancel);
             return;

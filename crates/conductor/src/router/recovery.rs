@@ -88,6 +88,13 @@ impl<C: Components> Router<C> {
         true
     }
 
+    /// A restarting position holding frames `from` sent, if any.
+    pub(super) fn restarting_with_frames_from(&self, from: LinkId) -> Option<Position> {
+        self.positions.iter().position(|p| {
+            matches!(&p.health, Health::Restarting(r) if r.held.iter().any(|(l, _)| *l == from))
+        })
+    }
+
     /// Takes the proxy at `position` out of the chain; `initialize` requests it never
     /// answered, and what was held for it, go around it.
     pub(super) fn bypass(&mut self, position: Position, initialize_waiting: Vec<Pending>) {

@@ -427,3 +427,39 @@ async fn an_initialize_held_while_the_first_proxy_restarts_reaches_the_new_insta
     p1.send(&json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":1}}).to_string());
     assert_eq!(chain.editor.recv().await["result"]["protocolVersion"], 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_cancel_for_a_request_held_for_a_restarting_proxy_follows_it_there() {
+    let mut chain = Spec::new(1)
+        .awaiting_initialize()
+        .on_failure(1, restart(AfterRestarts::Fail))
+        .start();
+    initialize(&mut chain).await;
+    let p1 = chain.proxy(1).id;
+    chain.exited(p1, "was killed by signal 9", &[]).await;
+    assert_eq!(
+        chain.editor.recv().await["method"],
+        "_acp-conductor/component_failed"
+    );
+    // Sent while it is down: the prompt is held, and so is its cancel, behind it.
+    chain.editor.send(&prompt(2));
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}"#);
+
+    let p1 = chain.restarted(1).await;
+    let init = p1.recv().await;
+    proxy_initializes_its_successor(&mut chain, 1).await;
+    chain.proxy(1).recv().await;
+    let id = init["id"].clone();
+    chain
+        .proxy(1)
+        .send(&json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":1}}).to_string());
+    chain.editor.recv().await;
+    let held = chain.proxy(1).recv().await;
+    assert_eq!(held["method"], "session/prompt");
+    assert_eq!(
+        chain.proxy(1).recv().await,
+        json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":held["id"]}})
+    );
+}
