@@ -251,19 +251,30 @@ fn connection_form(variant: &str, id_field: &str, connect_field: &str) {
         answer["error"],
         json!({ "code": -32000, "message": "sampling failed: no model" })
     );
-    let ask = provider.send_wrapped("mcp/message", &call("ask", r#"{"question":"q"}"#));
-    let (sampling_id, _) = provider.next();
-    provider.process.send_line(&format!(
-        r#"{{"jsonrpc":"2.0","method":"proxy/successor","params":{{"method":"$/cancel_request","params":{{"requestId":{ask}}}}}}}"#
-    ));
-    let (id, answer) = provider.next();
-    assert_eq!(id, ask);
-    assert_eq!(answer["error"]["code"], -32800);
-    let (_, cancel) = provider.next();
-    assert_eq!(
-        cancel["params"],
-        json!({ "method": "$/cancel_request", "params": { "requestId": sampling_id.parse::<u64>().unwrap() } })
-    );
+    // The conductor cancels the call plain (hop-scoped), or wrapped as older ones did; either
+    // way the sampling request is cancelled plain, under the provider's own id.
+    for cancel_line in [
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":ASK}}"#,
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":ASK}}}"#,
+    ] {
+        let ask = provider.send_wrapped("mcp/message", &call("ask", r#"{"question":"q"}"#));
+        let (sampling_id, _) = provider.next();
+        provider
+            .process
+            .send_line(&cancel_line.replace("ASK", &ask));
+        let (id, answer) = provider.next();
+        assert_eq!(id, ask);
+        assert_eq!(answer["error"]["code"], -32800);
+        let (_, cancel) = provider.next();
+        assert_eq!(
+            cancel,
+            json!({
+                "jsonrpc": "2.0",
+                "method": "$/cancel_request",
+                "params": { "requestId": sampling_id.parse::<u64>().unwrap() }
+            })
+        );
+    }
 
     // `progress`: the notifications, then the answer.
     let progress = provider.send_wrapped(
@@ -308,7 +319,10 @@ fn connection_form(variant: &str, id_field: &str, connect_field: &str) {
     // provider's own ids.
     provider.send_wrapped("fs/read_text_file", r#"{"path":"/f"}"#);
     let (id, plain) = provider.next();
-    assert_eq!(id, "5");
+    assert_eq!(
+        id, "6",
+        "after its own ids 0 to 5 (four sampling requests among them)"
+    );
     assert_eq!(plain["method"], "fs/read_text_file");
 
     let recorded = provider.recorded();

@@ -2,8 +2,8 @@
 //! one of three wire forms; written from the RFDs alone, must not share code with the conductor.
 //!
 //! As a proxy it behaves like `test-proxy` (own ids counted from 0, `proxy/initialize` becomes
-//! a wrapped `initialize`, `$/cancel_request` ids translated). On top it appends its server to
-//! `mcpServers` of `session/new|load|resume|fork` and answers `mcp/connect`, `mcp/message` and
+//! a wrapped `initialize`, `$/cancel_request` hop-scoped and plain). On top it appends its
+//! server to `mcpServers` of `session/new|load|resume|fork` and answers `mcp/connect`, `mcp/message` and
 //! `mcp/disconnect` arriving from its successor, in the form `--variant` names:
 //!
 //! - `rfd`: declares `{"type":"acp","name","id"}`, `mcp/connect {acpId}` → `{connectionId}`,
@@ -59,11 +59,8 @@ enum Side {
 
 /// What one of this proxy's own request ids stands for.
 enum Pending {
-    /// A request relayed on behalf of `origin`, which knows it as `origin_id`.
-    Relay {
-        origin_id: Box<RawValue>,
-        origin: Side,
-    },
+    /// A request relayed for the conductor, which knows it as `origin_id` (on either side).
+    Relay { origin_id: Box<RawValue> },
     /// The sampling request of an `ask` call, answering the `mcp/message` request the
     /// successor knows as `reply_to` when it comes back.
     Sampling { reply_to: Box<RawValue> },
@@ -162,6 +159,8 @@ impl Provider {
             }
         } else if method == SUCCESSOR {
             self.on_wrapped(message);
+        } else if method == "$/cancel_request" && message.id().is_none() {
+            self.cancel(message.params_value(), Side::Predecessor);
         } else {
             self.forward_to_successor(&method, message);
         }
@@ -183,7 +182,6 @@ impl Provider {
     fn forward_initialize(&mut self, id: &RawValue, params: Option<&RawValue>) {
         let own = self.own_id(Pending::Relay {
             origin_id: id.to_owned(),
-            origin: Side::Predecessor,
         });
         fixture_io::send_line(jsonrpc::request_line(
             &own.to_string(),
@@ -197,10 +195,7 @@ impl Provider {
     fn forward_to_successor(&mut self, method: &str, message: &RawMessage) {
         let rewritten;
         let mut params = message.params().map(RawValue::get);
-        if method == "$/cancel_request" {
-            rewritten = self.translate_cancel(message.params_value(), Side::Predecessor);
-            params = rewritten.as_deref().or(params);
-        } else if SESSION_SETUP.contains(&method) {
+        if SESSION_SETUP.contains(&method) {
             rewritten = Some(self.declare(message.params_value()).to_string());
             params = rewritten.as_deref();
         }
@@ -209,7 +204,6 @@ impl Provider {
             Some(id) => {
                 let own = self.own_id(Pending::Relay {
                     origin_id: id.to_owned(),
-                    origin: Side::Predecessor,
                 });
                 jsonrpc::request_line(&own.to_string(), SUCCESSOR, Some(&envelope))
             }
@@ -267,23 +261,17 @@ impl Provider {
             ("mcp/connect" | "mcp/disconnect", None) => {
                 eprintln!("test-mcp-provider: {method} sent as a notification");
             }
-            ("$/cancel_request", None) if self.cancel_sampling(&params) => {}
+            ("$/cancel_request", None) => self.cancel(params, Side::Successor),
             _ => self.forward_to_predecessor(&method, &inner, message.id()),
         }
     }
 
     fn forward_to_predecessor(&mut self, method: &str, inner: &RawMessage, id: Option<&RawValue>) {
-        let rewritten;
-        let mut params = inner.params().map(RawValue::get);
-        if method == "$/cancel_request" {
-            rewritten = self.translate_cancel(inner.params_value(), Side::Successor);
-            params = rewritten.as_deref().or(params);
-        }
+        let params = inner.params().map(RawValue::get);
         let line = match id {
             Some(id) => {
                 let own = self.own_id(Pending::Relay {
                     origin_id: id.to_owned(),
-                    origin: Side::Successor,
                 });
                 jsonrpc::request_line(&own.to_string(), method, params)
             }
@@ -327,16 +315,41 @@ impl Provider {
         }
     }
 
-    /// `$/cancel_request` names the id the sender used; the receiver knows the request by
-    /// the id this proxy gave it. Unknown ids pass unchanged.
-    fn translate_cancel(&self, mut params: Value, origin: Side) -> Option<String> {
-        let target = params.get("requestId")?.clone();
-        let (own, _) = self.pending.iter().find(|(_, pending)| {
-            matches!(pending, Pending::Relay { origin_id, origin: o }
-                if *o == origin && jsonrpc::to_value(origin_id) == target)
-        })?;
-        params["requestId"] = Value::from(*own);
-        Some(params.to_string())
+    /// A `$/cancel_request` from the conductor (plain; or wrapped, from older conductors,
+    /// arriving from `from`). It is hop-scoped: it names the conductor's id for a request on
+    /// this connection, whichever side that came from. An `ask` call waiting for its sampling
+    /// answer ends here; a relayed request is cancelled where it went, plain, under this
+    /// provider's id. A cancel naming nothing known passes unchanged the way it travelled.
+    fn cancel(&mut self, mut params: Value, from: Side) {
+        if self.cancel_sampling(&params) {
+            return;
+        }
+        let target = params.get("requestId").cloned();
+        let own = self
+            .pending
+            .iter()
+            .find_map(|(own, pending)| match pending {
+                Pending::Relay { origin_id, .. }
+                    if Some(jsonrpc::to_value(origin_id)) == target =>
+                {
+                    Some(*own)
+                }
+                _ => None,
+            });
+        let line = match (own, from) {
+            (Some(own), _) => {
+                params["requestId"] = Value::from(own);
+                jsonrpc::notification_line("$/cancel_request", Some(&params.to_string()))
+            }
+            (None, Side::Predecessor) => jsonrpc::notification_line(
+                SUCCESSOR,
+                Some(&envelope("$/cancel_request", Some(&params.to_string()))),
+            ),
+            (None, Side::Successor) => {
+                jsonrpc::notification_line("$/cancel_request", Some(&params.to_string()))
+            }
+        };
+        fixture_io::send_line(line);
     }
 
     /// The successor gave up on an `ask` call waiting for its sampling answer: the call
@@ -363,10 +376,7 @@ impl Provider {
         let cancel = json!({ "requestId": own }).to_string();
         fixture_io::send_lines(&[
             jsonrpc::error_line(reply_to.get(), -32800, "Request cancelled"),
-            jsonrpc::notification_line(
-                SUCCESSOR,
-                Some(&envelope("$/cancel_request", Some(&cancel))),
-            ),
+            jsonrpc::notification_line("$/cancel_request", Some(&cancel)),
         ]);
         true
     }

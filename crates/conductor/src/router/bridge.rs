@@ -692,25 +692,15 @@ impl<C: Components> Router<C> {
         own
     }
 
+    /// Cancels our request `own` at the owner: plain even toward a proxy, as cancellation is
+    /// hop-scoped (schema 1.20) and names the `proxy/successor` request of this hop.
     fn cancel_at_owner(&mut self, owner: Position, link: LinkId, own: u64) {
         let params = format!("{{\"requestId\":{own}}}");
         let params = RawValue::from_string(params).expect("valid JSON");
-        let hop = self.owner_hop(owner);
         let owner = self.at(owner);
-        let via = hop
-            .wrap
-            .then(|| self.links[owner].dialect.successor_method());
-        let call = match via {
-            Some(via) => Call::Wrapped {
-                via,
-                method: "$/cancel_request",
-                params: Some(&params),
-                meta: EnvelopeMeta::default(),
-            },
-            None => Call::Plain {
-                method: "$/cancel_request",
-                params: Some(&params),
-            },
+        let call = Call::Plain {
+            method: "$/cancel_request",
+            params: Some(&params),
         };
         let mut out = Vec::new();
         encode::call(&mut out, None, call);

@@ -354,3 +354,25 @@ async fn an_older_server_id_provider_that_refuses_connectionless_is_connected_in
         r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"old","version":"1"}}}"#
     );
 }
+
+#[tokio::test]
+async fn the_agents_mcp_cancellation_reaches_a_connectionless_provider_as_a_plain_cancel() {
+    let mut chain = Spec::new(1).start();
+    let (mut shim, discover) = server_id_shim_initializing(&mut chain).await;
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"result":{{"capabilities":{{"tools":{{}}}}}}}}}}"#,
+        discover["id"]
+    ));
+    shim.recv().await;
+    shim.send(r#"{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"slow"}}"#);
+    let call = chain.proxy(1).recv().await;
+    assert_eq!(call["params"]["params"]["method"], "tools/call");
+    shim.send(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-1"}}"#,
+    );
+    assert_eq!(
+        chain.proxy(1).recv().await,
+        serde_json::json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":call["id"]}}),
+        "plain, naming the proxy/successor request of this hop"
+    );
+}
