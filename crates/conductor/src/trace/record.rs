@@ -6,13 +6,6 @@ use std::io::Write;
 use super::classify::Kind;
 use super::item::Dir;
 
-/// An id in `mapsTo` or `cancels`: one the conductor chose, or one a peer chose, as JSON text.
-#[derive(Debug, Clone, Copy)]
-pub enum Id<'a> {
-    Own(u64),
-    Json(&'a str),
-}
-
 /// The message as on the link, or not.
 #[derive(Debug, Clone, Copy)]
 pub enum Payload<'a> {
@@ -20,8 +13,8 @@ pub enum Payload<'a> {
     Omitted,
     /// A line that is JSON, written as it is.
     Json(&'a [u8]),
-    /// A line that is not JSON, written as a string (invalid UTF-8 replaced).
-    Text(&'a [u8]),
+    /// A line that is not JSON, written as a string (invalid UTF-8 already replaced).
+    Text(&'a str),
 }
 
 /// `{"type":"message",...}`.
@@ -36,8 +29,9 @@ pub struct MessageRecord<'a> {
     pub wrapped: Option<&'a str>,
     /// JSON text.
     pub id: Option<&'a str>,
-    pub maps_to: Option<(&'a str, Id<'a>)>,
-    pub cancels: Option<(&'a str, Id<'a>)>,
+    /// The link and the id there (JSON text).
+    pub maps_to: Option<(&'a str, &'a str)>,
+    pub cancels: Option<(&'a str, &'a str)>,
     pub session: Option<&'a str>,
     pub bytes: usize,
     pub payload: Payload<'a>,
@@ -82,7 +76,7 @@ impl MessageRecord<'_> {
             }
             Payload::Text(text) => {
                 out.extend_from_slice(b",\"payload\":");
-                string(out, &String::from_utf8_lossy(text));
+                string(out, text);
             }
         }
         out.push(b'}');
@@ -144,7 +138,7 @@ fn optional_string(out: &mut Vec<u8>, text: Option<&str>) {
     }
 }
 
-fn link_id(out: &mut Vec<u8>, target: Option<(&str, Id<'_>)>) {
+fn link_id(out: &mut Vec<u8>, target: Option<(&str, &str)>) {
     let Some((link, id)) = target else {
         out.extend_from_slice(b"null");
         return;
@@ -152,10 +146,7 @@ fn link_id(out: &mut Vec<u8>, target: Option<(&str, Id<'_>)>) {
     out.extend_from_slice(b"{\"link\":");
     string(out, link);
     out.extend_from_slice(b",\"id\":");
-    match id {
-        Id::Own(n) => number(out, n),
-        Id::Json(text) => out.extend_from_slice(text.as_bytes()),
-    }
+    out.extend_from_slice(id.as_bytes());
     out.push(b'}');
 }
 
@@ -181,7 +172,7 @@ mod tests {
             method: Some("session/prompt"),
             wrapped: Some("proxy/successor"),
             id: Some("\"a\""),
-            maps_to: Some(("agent", Id::Own(4))),
+            maps_to: Some(("agent", "4")),
             cancels: None,
             session: Some("s1"),
             bytes: 99,
@@ -213,7 +204,7 @@ mod tests {
             wrapped: None,
             id: None,
             maps_to: None,
-            cancels: Some(("p1", Id::Json("\"x\""))),
+            cancels: Some(("p1", "\"x\"")),
             session: None,
             bytes: 3,
             payload: Payload::Omitted,
@@ -242,7 +233,7 @@ mod tests {
             cancels: None,
             session: None,
             bytes: 5,
-            payload: Payload::Text(b"hi \xff\""),
+            payload: Payload::Text("hi \u{fffd}\""),
         }
         .write(&mut out);
         assert_eq!(parsed(&out)["payload"], "hi \u{fffd}\"");

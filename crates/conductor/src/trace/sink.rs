@@ -111,3 +111,37 @@ impl TraceSink {
 pub(super) fn cost_of(message: &Message) -> usize {
     message.frame.held_bytes() + ITEM_COST
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &'static str) -> Message {
+        Message {
+            at: Instant::now(),
+            link: LinkId(1),
+            dir: Dir::In,
+            frame: Frame::Line(Bytes::from_static(text.as_bytes())),
+            route: Route::default(),
+        }
+    }
+
+    #[test]
+    fn messages_beyond_the_budget_are_dropped_and_counted_and_the_rest_still_goes() {
+        let (sink, items) = TraceSink::channel(2 * ITEM_COST + 8);
+        sink.message(line("1234"));
+        sink.message(line("5678"));
+        sink.message(line("too much"));
+        sink.component("p1", ComponentEvent::Started, "pid 1".into());
+        let shared = sink.shared().clone();
+        assert_eq!(shared.dropped.load(Ordering::Relaxed), 1);
+        assert_eq!(shared.queued.load(Ordering::Relaxed), 2 * ITEM_COST + 8);
+        let taken: Vec<Item> = items.try_iter().collect();
+        assert_eq!(taken.len(), 3, "two messages and the event: {taken:?}");
+        // One message always fits, however large, when nothing waits.
+        let (sink, items) = TraceSink::channel(1);
+        sink.message(line("a line far larger than the budget"));
+        assert_eq!(items.try_iter().count(), 1);
+        assert_eq!(sink.shared().dropped.load(Ordering::Relaxed), 0);
+    }
+}

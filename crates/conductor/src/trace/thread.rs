@@ -14,7 +14,7 @@ use acp_wire::{IdKey, RawValue};
 
 use super::classify::{Kind, classify, valid_id};
 use super::item::{Dir, Frame, Item, Message};
-use super::record::{self, Id, MessageRecord, Payload};
+use super::record::{self, MessageRecord, Payload};
 use super::redact::Redactor;
 use super::sink::{Shared, cost_of};
 use crate::link::LinkId;
@@ -92,6 +92,7 @@ impl TraceThread {
                     self.report_dropped(at);
                     let total = self.shared.dropped.load(Ordering::Relaxed);
                     let t = self.t(at);
+                    let reason = redact_text(self.redactor.as_ref(), &reason);
                     record::end(&mut self.line, t, &reason, total);
                     self.emit();
                     break;
@@ -133,6 +134,7 @@ impl TraceThread {
                 detail,
             } => {
                 let t = self.t(at);
+                let detail = redact_text(self.redactor.as_ref(), &detail);
                 record::component(&mut self.line, t, &name, event.name(), &detail);
                 self.emit();
             }
@@ -155,7 +157,11 @@ impl TraceThread {
                     kind: Kind::Invalid,
                     method: None,
                     wrapped: None,
-                    id: id.as_deref().and_then(valid_id),
+                    id: id
+                        .as_deref()
+                        .and_then(valid_id)
+                        .map(|id| redact_json(self.redactor.as_ref(), id))
+                        .as_deref(),
                     maps_to: None,
                     cancels: None,
                     session: None,
@@ -169,36 +175,51 @@ impl TraceThread {
         let mut seen = classify(line);
         self.pair(message.link, message.dir, &mut seen);
         let route = &message.route;
+        // What comes from the message is redacted; what the conductor names is not.
+        let redactor = self.redactor.as_ref();
         let maps_to = match seen.kind {
-            Kind::Request => route.forwarded.map(|(to, id)| (to, Id::Own(id))),
-            Kind::Response | Kind::Error => {
-                route.answered.as_ref().map(|(to, id)| (*to, Id::Json(id)))
-            }
+            Kind::Request => route
+                .forwarded
+                .map(|(to, id)| (to, Cow::Owned(id.to_string()))),
+            Kind::Response | Kind::Error => route
+                .answered
+                .as_ref()
+                .map(|(to, id)| (*to, redact_json(redactor, id))),
             _ => None,
         };
         let cancels = match seen.kind {
-            Kind::Notification => route.cancels.map(|(to, id)| (to, Id::Own(id))),
+            Kind::Notification => route.cancels.map(|(to, id)| (to, id.to_string())),
             _ => None,
         };
+        let method = seen.method.as_deref().map(|m| redact_text(redactor, m));
+        let session = seen.session.as_deref().map(|s| redact_text(redactor, s));
+        let id = seen.id.as_deref().map(|id| redact_json(redactor, id));
+        let text_payload;
         let payload = match (self.payloads, seen.json) {
             (false, _) => Payload::Omitted,
-            (true, true) => Payload::Json(line),
-            (true, false) => Payload::Text(line),
+            (true, true) => match redactor {
+                Some(r) => {
+                    self.redacted.clear();
+                    r.json(line, &mut self.redacted);
+                    Payload::Json(&self.redacted)
+                }
+                None => Payload::Json(line),
+            },
+            (true, false) => {
+                text_payload = String::from_utf8_lossy(line).into_owned();
+                Payload::Text(&redact_text(redactor, &text_payload))
+            }
         };
-        let unnamed = |link: LinkId| format!("link {}", link.0);
         let name_of = |link: LinkId| {
             self.links.get(&link).map_or_else(
-                || Cow::Owned(unnamed(link)),
+                || Cow::Owned(format!("link {}", link.0)),
                 |info| Cow::Borrowed(&*info.name),
             )
         };
         let maps_to = maps_to.map(|(to, id)| (name_of(to), id));
         let cancels = cancels.map(|(to, id)| (name_of(to), id));
         let info = self.links.get(&message.link);
-        let own_name = info.map_or_else(
-            || Cow::Owned(unnamed(message.link)),
-            |i| Cow::Borrowed(&*i.name),
-        );
+        let own_name = name_of(message.link);
         let mut out = std::mem::take(&mut self.line);
         MessageRecord {
             t,
@@ -206,12 +227,12 @@ impl TraceThread {
             position: info.and_then(|i| i.position),
             dir: message.dir,
             kind: seen.kind,
-            method: seen.method.as_deref(),
+            method: method.as_deref(),
             wrapped: seen.wrapped,
-            id: seen.id.as_deref(),
-            maps_to: maps_to.as_ref().map(|(name, id)| (&**name, *id)),
-            cancels: cancels.as_ref().map(|(name, id)| (&**name, *id)),
-            session: seen.session.as_deref(),
+            id: id.as_deref(),
+            maps_to: maps_to.as_ref().map(|(name, id)| (&**name, &**id)),
+            cancels: cancels.as_ref().map(|(name, id)| (&**name, id.as_str())),
+            session: session.as_deref(),
             bytes: line.len(),
             payload,
         }
@@ -288,20 +309,12 @@ impl TraceThread {
             * 1000.0
     }
 
-    /// Writes the record in `line` (redacted) as one line, and clears it.
+    /// Writes the record in `line` as one line, and clears it.
     fn emit(&mut self) {
         if !self.broken {
-            let line = match &self.redactor {
-                Some(redactor) => {
-                    self.redacted.clear();
-                    redactor.json(&self.line, &mut self.redacted);
-                    &self.redacted
-                }
-                None => &self.line,
-            };
             let written = self
                 .out
-                .write_all(line)
+                .write_all(&self.line)
                 .and_then(|()| self.out.write_all(b"\n"));
             if let Err(error) = written {
                 tracing::warn!(%error, "cannot write the trace any more; tracing stops");
@@ -311,6 +324,8 @@ impl TraceThread {
         self.line.clear();
         if self.line.capacity() > BUFFER {
             self.line.shrink_to(BUFFER);
+        }
+        if self.redacted.capacity() > BUFFER {
             self.redacted = Vec::new();
         }
     }
@@ -322,5 +337,188 @@ impl TraceThread {
             tracing::warn!(%error, "cannot write the trace any more; tracing stops");
             self.broken = true;
         }
+    }
+}
+
+/// `text` with its secrets redacted.
+fn redact_text<'t>(redactor: Option<&Redactor>, text: &'t str) -> Cow<'t, str> {
+    match redactor {
+        Some(redactor) => redactor.text(text),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// `json` (JSON text: an id) with the secrets in its strings redacted.
+fn redact_json<'t>(redactor: Option<&Redactor>, json: &'t str) -> Cow<'t, str> {
+    match redactor {
+        Some(redactor) if json.starts_with('"') => {
+            let mut out = Vec::with_capacity(json.len());
+            redactor.json(json.as_bytes(), &mut out);
+            Cow::Owned(String::from_utf8(out).expect("redaction keeps JSON text UTF-8"))
+        }
+        _ => Cow::Borrowed(json),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, AtomicUsize};
+
+    use bytes::Bytes;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::trace::item::{ComponentEvent, Route};
+
+    /// Runs a trace thread over `items` (an `End` appended) and returns its records.
+    fn records(items: Vec<Item>, redactor: Option<Redactor>, dropped: u64) -> Vec<Value> {
+        let path = std::env::temp_dir().join(format!(
+            "acp-trace-thread-{}-{dropped}-{}.jsonl",
+            std::process::id(),
+            redactor.is_some()
+        ));
+        let start = Instant::now();
+        let shared = Arc::new(Shared {
+            start,
+            queued: AtomicUsize::new(usize::MAX / 2),
+            dropped: AtomicU64::new(dropped),
+            budget: usize::MAX,
+        });
+        let (tx, rx) = mpsc::channel();
+        for item in items {
+            tx.send(item).unwrap();
+        }
+        tx.send(Item::End {
+            at: Instant::now(),
+            reason: "stopped: hunter22".into(),
+        })
+        .unwrap();
+        let (done_tx, done) = mpsc::channel();
+        let thread = TraceThread::new(File::create(&path).unwrap(), shared, redactor, true);
+        thread.run(b"{\"type\":\"header\"}".to_vec(), rx, done_tx);
+        done.recv().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+
+    fn message(link: usize, dir: Dir, text: &'static str, route: Route) -> Item {
+        Item::Message(Message {
+            at: Instant::now(),
+            link: LinkId(link),
+            dir,
+            frame: Frame::Line(Bytes::from_static(text.as_bytes())),
+            route,
+        })
+    }
+
+    fn named(link: usize, name: &str, position: Option<usize>) -> Item {
+        Item::Link {
+            link: LinkId(link),
+            name: name.into(),
+            position,
+        }
+    }
+
+    #[test]
+    fn records_name_links_pair_methods_and_redact_only_what_came_from_messages() {
+        let redactor = Redactor::new(
+            &["hunter22".to_owned()],
+            // Words the records themselves are made of: never redacted there.
+            &["message|request|agent|editor|in\\b".to_owned()],
+        )
+        .unwrap();
+        let items = vec![
+            named(0, "editor", Some(0)),
+            named(1, "agent", Some(1)),
+            message(
+                0,
+                Dir::In,
+                r#"{"jsonrpc":"2.0","id":"e","method":"session/prompt","params":{"sessionId":"s","text":"hunter22 in a message"}}"#,
+                Route {
+                    forwarded: Some((LinkId(1), 5)),
+                    ..Route::default()
+                },
+            ),
+            message(
+                1,
+                Dir::Out,
+                r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s"}}"#,
+                Route::default(),
+            ),
+            message(
+                1,
+                Dir::In,
+                r#"{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}"#,
+                Route {
+                    answered: Some((LinkId(0), "\"e\"".into())),
+                    ..Route::default()
+                },
+            ),
+            message(9, Dir::In, "a banner \u{1b}[1m", Route::default()),
+            Item::Component {
+                at: Instant::now(),
+                name: "agent".into(),
+                event: ComponentEvent::Exited,
+                detail: "exited; stderr said hunter22".into(),
+            },
+        ];
+        let records = records(items, redactor, 0);
+        assert_eq!(records[0], json!({"type": "header"}));
+        let asked = &records[1];
+        assert_eq!(
+            (
+                &asked["type"],
+                &asked["link"],
+                &asked["dir"],
+                &asked["kind"]
+            ),
+            (
+                &json!("message"),
+                &json!("editor"),
+                &json!("in"),
+                &json!("request")
+            )
+        );
+        assert_eq!(asked["mapsTo"], json!({"link": "agent", "id": 5}));
+        assert_eq!(
+            asked["payload"]["params"]["text"],
+            "[redacted] [redacted] a [redacted]"
+        );
+        let answer = &records[3];
+        assert_eq!(
+            answer["method"], "session/prompt",
+            "paired with its request"
+        );
+        assert_eq!(answer["mapsTo"], json!({"link": "editor", "id": "e"}));
+        assert_eq!(answer["position"], 1);
+        let banner = &records[4];
+        assert_eq!(
+            (&banner["link"], &banner["kind"], &banner["position"]),
+            (&json!("link 9"), &json!("invalid"), &Value::Null)
+        );
+        assert_eq!(banner["payload"], "a banner \u{1b}[1m");
+        assert_eq!(records[5]["detail"], "exited; stderr said [redacted]");
+        assert_eq!(records[5]["link"], "agent");
+        let end = records.last().unwrap();
+        assert_eq!(end["reason"], "stopped: [redacted]");
+        assert_eq!(end["dropped"], 0);
+    }
+
+    #[test]
+    fn dropped_messages_are_reported_before_the_end() {
+        let records = records(Vec::new(), None, 3);
+        let kinds: Vec<&str> = records
+            .iter()
+            .map(|r| r["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["header", "dropped", "end"]);
+        assert_eq!(
+            (&records[1]["count"], &records[1]["total"]),
+            (&json!(3), &json!(3))
+        );
+        assert_eq!(records[2]["dropped"], 3);
     }
 }
