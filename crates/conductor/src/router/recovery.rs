@@ -324,11 +324,10 @@ impl<C: Components> Router<C> {
             self.links[sender].gate.resume();
         }
         for (from, frame) in restart.held {
-            if !self.links[from].alive {
-                continue;
-            }
             self.trace_in(from, &frame);
-            if self.links[from].role == Role::Shim {
+            if !self.links[from].alive {
+                // Its sender is gone: nothing to route it for (still recorded, as read).
+            } else if self.links[from].role == Role::Shim {
                 self.on_shim_frame(from, frame);
             } else {
                 self.on_held_frame(from, frame);
@@ -398,8 +397,8 @@ impl<C: Components> Router<C> {
         message: &str,
         data: Option<&RawValue>,
     ) {
-        // Each held frame, with the id to answer it under; `None` for what is only dropped
-        // (still recorded in a traced run, as it was read).
+        // Each held frame (`None` for an `initialize` waiting, recorded when it arrived)
+        // with the id to answer it under (`None` for a notification, only dropped).
         let mut answers: Vec<(Option<Bytes>, Option<String>)> = Vec::new();
         for state in &mut self.positions {
             let Health::Restarting(restart) = &mut state.health else {
