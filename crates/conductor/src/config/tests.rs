@@ -1003,7 +1003,7 @@ fn trace_keys_are_checked_where_they_are_written() {
             ),
             "3:18: `trace_payloads` must be true or false, found string".to_owned(),
             "4:17: `redact`: invalid regular expression `(unclosed`: unclosed group".to_owned(),
-            "4:30: `redact`: `a*` matches the empty string, so it would redact everything"
+            "4:30: `redact`: `a*` can match the empty string, so it would redact everything"
                 .to_owned(),
             "4:36: `redact` must be a string, found integer".to_owned(),
         ]
@@ -1020,7 +1020,7 @@ fn trace_keys_are_checked_where_they_are_written() {
                 machine.path("conf").display()
             ),
             "3:17: `redact`: invalid regular expression `(unclosed`: unclosed group".to_owned(),
-            "3:30: `redact`: `a*` matches the empty string, so it would redact everything"
+            "3:30: `redact`: `a*` can match the empty string, so it would redact everything"
                 .to_owned(),
         ]
     );

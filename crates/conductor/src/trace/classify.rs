@@ -3,9 +3,12 @@
 
 use std::borrow::Cow;
 
+use std::cell::Cell;
+
 use acp_wire::successor::{self, Dialect};
 use acp_wire::{Envelope, Invalid, Outcome, RawValue};
-use serde::Deserialize;
+use serde::Deserializer;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 
 /// The `kind` of a message record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,20 +109,40 @@ fn call<'a>(
     }
 }
 
-/// The `sessionId` member of an object, when it is a string.
+/// The `sessionId` member of an object, when it is a string. The object is read only up to
+/// that member: the params of a 1 MiB prompt, which start with it, are not read past it.
 fn session_of(object: &RawValue) -> Option<Cow<'_, str>> {
-    #[derive(Deserialize)]
-    struct Session<'a> {
-        #[serde(rename = "sessionId", borrow, default)]
-        session: Option<&'a RawValue>,
-    }
     if !object.get().starts_with('{') {
         return None;
     }
-    let session = serde_json::from_str::<Session<'_>>(object.get())
-        .ok()?
-        .session?;
-    acp_wire::envelope::decode_str(session)
+    let found = Cell::new(None);
+    let mut de = serde_json::Deserializer::from_str(object.get());
+    // Stopping early leaves the rest of the object unread, which serde_json reports as an
+    // error once the visitor returns: what was found is taken from `found` instead.
+    let _ = de.deserialize_map(SessionMember(&found));
+    acp_wire::envelope::decode_str(found.get()?)
+}
+
+/// Visits an object's members until `sessionId`.
+struct SessionMember<'f, 'de>(&'f Cell<Option<&'de RawValue>>);
+
+impl<'de> Visitor<'de> for SessionMember<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        while let Some(name) = members.next_key::<Cow<'de, str>>()? {
+            if name == "sessionId" {
+                self.0.set(Some(members.next_value::<&'de RawValue>()?));
+                return Ok(());
+            }
+            members.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
 }
 
 /// An id read from a broken line, if it is JSON text that can stand in a record as it is.
@@ -175,6 +198,30 @@ mod tests {
             (s.method.as_deref(), s.wrapped, s.session.as_deref()),
             (Some("session/new"), Some("_proxy/successor"), Some("x"))
         );
+    }
+
+    #[test]
+    fn the_session_is_read_without_reading_past_it() {
+        let seen = |params: &str| {
+            let raw: &RawValue = serde_json::from_str(params).unwrap();
+            session_of(raw).map(Cow::into_owned)
+        };
+        assert_eq!(
+            seen(r#"{"sessionId":"s1","prompt":[1,2]}"#).as_deref(),
+            Some("s1")
+        );
+        assert_eq!(
+            seen(r#"{"cwd":{"a":[1,{"sessionId":"x"}]},"sessionId":"s2"}"#).as_deref(),
+            Some("s2")
+        );
+        // Past the member, nothing is read: what follows may even be cut off.
+        let mut de = serde_json::Deserializer::from_str(r#"{"sessionId":"s3","prompt":[1,2"#);
+        let found = Cell::new(None);
+        let _ = de.deserialize_map(SessionMember(&found));
+        assert_eq!(found.get().map(RawValue::get), Some(r#""s3""#));
+        assert_eq!(seen(r#"{"sessionId":7}"#), None);
+        assert_eq!(seen(r#"{"other":"x"}"#), None);
+        assert_eq!(seen("[1]"), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod classify;
 mod header;
 mod item;
 mod record;
-mod redact;
+pub(crate) mod redact;
 mod routed;
 mod sink;
 mod thread;
@@ -63,7 +63,7 @@ impl Trace {
         components: &[Component],
     ) -> io::Result<Trace> {
         let redactor = Redactor::new(secrets, &settings.redact)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let out = create_private(file)?;
         let (sink, items) = TraceSink::channel(BUDGET);
         let header = header::header(SystemTime::now(), components, settings.payloads);

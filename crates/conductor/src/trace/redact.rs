@@ -3,7 +3,8 @@
 
 use std::borrow::Cow;
 
-use regex::{NoExpand, Regex};
+use regex_automata::dfa::{dense, regex::Regex};
+use regex_automata::util::syntax;
 
 /// What a secret becomes.
 pub const REDACTED: &str = "[redacted]";
@@ -12,7 +13,10 @@ pub const REDACTED: &str = "[redacted]";
 /// ("1", "on") and no credential is that short.
 pub const MIN_SECRET_LEN: usize = 4;
 
-/// The secret values and patterns of one run, as one regular expression.
+/// How large the automaton of a run's patterns may grow; a pattern beyond it is refused.
+const DFA_LIMIT: usize = 8 << 20;
+
+/// The secret values and patterns of one run, as one automaton.
 #[derive(Debug, Clone)]
 pub struct Redactor {
     regex: Regex,
@@ -21,7 +25,7 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for `secrets` (literal values) and `patterns` (regular expressions, which
     /// the configuration has checked); `None` when there is nothing to redact.
-    pub fn new(secrets: &[String], patterns: &[String]) -> Result<Option<Redactor>, regex::Error> {
+    pub fn new(secrets: &[String], patterns: &[String]) -> Result<Option<Redactor>, String> {
         let mut literals: Vec<&str> = secrets
             .iter()
             .map(String::as_str)
@@ -30,23 +34,41 @@ impl Redactor {
         // Longest first, so that a secret containing another is redacted whole.
         literals.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         literals.dedup();
-        let alternatives: Vec<String> = literals
+        let all: Vec<String> = literals
             .into_iter()
-            .map(regex::escape)
+            .map(escape)
             .chain(patterns.iter().cloned())
-            .map(|p| format!("(?:{p})"))
             .collect();
-        if alternatives.is_empty() {
+        if all.is_empty() {
             return Ok(None);
         }
         Ok(Some(Redactor {
-            regex: Regex::new(&alternatives.join("|"))?,
+            regex: build(&all)?,
         }))
     }
 
     /// `text` with every match written as [`REDACTED`].
     pub fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        self.regex.replace_all(text, NoExpand(REDACTED))
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut copied = 0;
+        for found in self.regex.find_iter(bytes) {
+            if found.is_empty() {
+                continue;
+            }
+            out.extend_from_slice(&bytes[copied..found.start()]);
+            out.extend_from_slice(REDACTED.as_bytes());
+            copied = found.end();
+        }
+        if copied == 0 {
+            return Cow::Borrowed(text);
+        }
+        out.extend_from_slice(&bytes[copied..]);
+        // A pattern may end a match inside a character (`.` is any byte).
+        Cow::Owned(match String::from_utf8(out) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
     }
 
     /// Appends `json`, one JSON text, to `out` with every string (member names included)
@@ -83,6 +105,78 @@ impl Redactor {
             Cow::Owned(redacted) => Some(redacted),
         }
     }
+}
+
+/// How patterns read: byte-oriented and ASCII-aware (`\w`, `\d`, `\s`, `\b`, `(?i)` and
+/// classes work on ASCII; other characters match as written). A secret is almost always
+/// ASCII, and Unicode tables would cost every run memory, traced or not.
+fn syntax() -> syntax::Config {
+    syntax::Config::new().unicode(false).utf8(false)
+}
+
+/// Checks one `redact` pattern: it is valid, cannot match the empty string (which would put
+/// "[redacted]" between every two characters), and its automaton stays within the limit.
+pub fn check_pattern(pattern: &str) -> Result<(), String> {
+    let hir = syntax::parse_with(pattern, &syntax()).map_err(|error| {
+        let text = error.to_string();
+        // A syntax error is several lines, the last one saying what is wrong.
+        let reason = text
+            .lines()
+            .find_map(|line| line.strip_prefix("error: "))
+            .map_or_else(|| text.replace('\n', " "), str::to_owned);
+        format!("invalid regular expression `{pattern}`: {reason}")
+    })?;
+    if hir.properties().minimum_len() == Some(0) {
+        return Err(format!(
+            "`{pattern}` can match the empty string, so it would redact everything"
+        ));
+    }
+    build(&[pattern]).map(|_| ())
+}
+
+fn build<P: AsRef<str>>(patterns: &[P]) -> Result<Regex, String> {
+    let limits = dense::Config::new()
+        .dfa_size_limit(Some(DFA_LIMIT))
+        .determinize_size_limit(Some(DFA_LIMIT));
+    Regex::builder()
+        .syntax(syntax())
+        .dense(limits)
+        .build_many(patterns)
+        .map_err(|error| {
+            let patterns: Vec<&str> = patterns.iter().map(AsRef::as_ref).collect();
+            format!("cannot compile `{}`: {error}", patterns.join("`, `"))
+        })
+}
+
+/// `text` as a pattern matching exactly it.
+fn escape(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\\' | '.'
+                | '+'
+                | '*'
+                | '?'
+                | '('
+                | ')'
+                | '|'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '^'
+                | '$'
+                | '#'
+                | '&'
+                | '-'
+                | '~'
+        ) {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
 }
 
 /// The offset of the quote closing the string that opens at `start`.
@@ -155,6 +249,40 @@ mod tests {
         assert_eq!(
             r.text("$1$2 TOKEN CASE case"),
             "[redacted] [redacted] CASE [redacted]"
+        );
+    }
+
+    #[test]
+    fn patterns_are_ascii_aware_and_other_characters_match_as_written() {
+        let r = redactor(&["pässwörd"], &[r"(?i)bearer \w+", r"\d{4}"]);
+        assert_eq!(
+            r.text("Bearer abc_9 and BEARER x, 12345, pässwörd"),
+            "[redacted] and [redacted], [redacted]5, [redacted]"
+        );
+        let r = redactor(&[], &["é."]);
+        assert_eq!(r.text("café☃"), "caf[redacted]\u{fffd}\u{fffd}");
+    }
+
+    #[test]
+    fn patterns_are_checked_for_syntax_empty_matches_and_size() {
+        assert_eq!(check_pattern("sk-[A-Za-z0-9]{20,}"), Ok(()));
+        assert_eq!(
+            check_pattern("(abc").unwrap_err(),
+            "invalid regular expression `(abc`: unclosed group"
+        );
+        for empty in ["x*", r"\b", "a?|b"] {
+            assert!(
+                check_pattern(empty)
+                    .unwrap_err()
+                    .contains("can match the empty string"),
+                "{empty}"
+            );
+        }
+        assert!(
+            check_pattern("(a|b)*a(a|b){40}")
+                .unwrap_err()
+                .starts_with("cannot compile `(a|b)*a(a|b){40}`: "),
+            "an automaton beyond the limit is refused"
         );
     }
 

@@ -8,6 +8,7 @@ use toml::de::DeTable;
 use super::super::TraceSettings;
 use super::super::resolve::relative_to;
 use super::{Scope, Validator, Value};
+use crate::trace::redact::check_pattern;
 
 impl Validator<'_, '_, '_> {
     /// `trace`, `trace_payloads` and `redact`; each is checked even when another is wrong.
@@ -92,44 +93,5 @@ impl Validator<'_, '_, '_> {
             }
         }
         patterns
-    }
-}
-
-/// Whether `pattern` can redact: it compiles, and it cannot match nothing (an empty match
-/// would put "[redacted]" between every two characters).
-fn check_pattern(pattern: &str) -> Result<(), String> {
-    let regex = regex::Regex::new(pattern).map_err(|error| {
-        let text = error.to_string();
-        // A syntax error is several lines, the last one saying what is wrong.
-        let reason = text
-            .lines()
-            .find_map(|line| line.strip_prefix("error: "))
-            .map_or_else(|| text.replace('\n', " "), str::to_owned);
-        format!("invalid regular expression `{pattern}`: {reason}")
-    })?;
-    if regex.is_match("") {
-        return Err(format!(
-            "`{pattern}` matches the empty string, so it would redact everything"
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::check_pattern;
-
-    #[test]
-    fn a_pattern_must_compile_and_match_something() {
-        assert_eq!(check_pattern("sk-[A-Za-z0-9]{20,}"), Ok(()));
-        assert_eq!(
-            check_pattern("(abc").unwrap_err(),
-            "invalid regular expression `(abc`: unclosed group"
-        );
-        assert!(
-            check_pattern("x*")
-                .unwrap_err()
-                .contains("matches the empty string")
-        );
     }
 }
