@@ -19,9 +19,12 @@ use super::redact::Redactor;
 use super::sink::{Shared, cost_of};
 use crate::link::LinkId;
 
-/// How long the thread sleeps when nothing is queued. Producers never wake it (a wake
-/// would be a system call on the router's path); the end of the run does.
-const POLL: Duration = Duration::from_millis(10);
+/// How long the thread sleeps when nothing is queued: 1 ms while messages flow, so that
+/// its work comes in short slices between theirs rather than in long bursts, doubling up to
+/// 32 ms while the run is idle. Producers never wake it (a wake would be a system call on
+/// the router's path); the end of the run does.
+const POLL_BUSY: Duration = Duration::from_millis(1);
+const POLL_IDLE: Duration = Duration::from_millis(32);
 /// Requests remembered per link and direction, to name the method of their responses;
 /// beyond this (requests never answered) the table starts over.
 const ASKED_LIMIT: usize = 65_536;
@@ -86,6 +89,7 @@ impl TraceThread {
     ) {
         self.line = header;
         self.emit();
+        let mut poll = POLL_BUSY;
         loop {
             match items.try_recv() {
                 Ok(Item::End { at, reason }) => {
@@ -97,11 +101,15 @@ impl TraceThread {
                     self.emit();
                     break;
                 }
-                Ok(item) => self.take(item),
+                Ok(item) => {
+                    self.take(item);
+                    poll = POLL_BUSY;
+                }
                 Err(TryRecvError::Empty) => {
                     self.report_dropped(Instant::now());
                     self.flush();
-                    std::thread::park_timeout(POLL);
+                    std::thread::park_timeout(poll);
+                    poll = (poll * 2).min(POLL_IDLE);
                 }
                 Err(TryRecvError::Disconnected) => break,
             }
