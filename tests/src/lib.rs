@@ -18,6 +18,7 @@ pub mod mcp_chain;
 pub mod processes;
 pub mod scenario;
 pub mod test_chain;
+pub mod trace_file;
 pub mod views;
 pub mod wasm;
 

@@ -70,6 +70,9 @@ fn run(options: &Options, argv: &[String]) -> Result<ExitCode, String> {
             None => eprintln!("{:.1} s", start.elapsed().as_secs_f64()),
             Some(e) => eprintln!("failed after {:.1} s: {e}", start.elapsed().as_secs_f64()),
         }
+        if let Some(trace) = programs.trace_file(target) {
+            eprintln!("acp-bench:   {}", trace_summary(&trace));
+        }
         figures.push(result);
     }
     eprintln!("acp-bench: done in {:.1} s", began.elapsed().as_secs_f64());
@@ -150,7 +153,38 @@ fn programs(options: &Options, scratch: PathBuf) -> Result<Programs, String> {
             Official::Search => OFFICIAL_NAMES.iter().find_map(|name| on_path(name)),
         },
         scratch,
+        trace_dir: match &options.trace_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                Some(std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?)
+            }
+            None => None,
+        },
     })
+}
+
+/// "trace FILE: N records, M messages dropped" for the last run's trace.
+fn trace_summary(trace: &Path) -> String {
+    let Ok(text) = std::fs::read_to_string(trace) else {
+        return format!("no trace at {}", trace.display());
+    };
+    let records = text.lines().count();
+    let dropped = text
+        .lines()
+        .last()
+        .and_then(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|end| end["type"] == "end")
+        .and_then(|end| end["dropped"].as_u64());
+    match dropped {
+        Some(dropped) => format!(
+            "trace {}: {records} records, {dropped} messages dropped",
+            trace.display()
+        ),
+        None => format!(
+            "trace {}: {records} records, no end record",
+            trace.display()
+        ),
+    }
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {

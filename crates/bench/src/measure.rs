@@ -56,9 +56,22 @@ pub struct Programs {
     pub conductor: PathBuf,
     pub official: Option<PathBuf>,
     pub scratch: PathBuf,
+    /// When set, acp-conductor runs with `--trace <dir>/<target>.jsonl`.
+    pub trace_dir: Option<PathBuf>,
 }
 
 impl Programs {
+    /// Where acp-conductor traces `target` when `--trace-dir` is given.
+    pub fn trace_file(&self, target: Target) -> Option<PathBuf> {
+        match target {
+            Target::Conductor { proxies } => self
+                .trace_dir
+                .as_ref()
+                .map(|dir| dir.join(format!("conductor-{proxies}.jsonl"))),
+            Target::Direct | Target::Official { .. } => None,
+        }
+    }
+
     /// How to start `target`, writing its config file if it needs one.
     pub fn launch(&self, target: Target) -> Result<Launch> {
         let name = match target {
@@ -73,11 +86,15 @@ impl Programs {
                 let config = self.scratch.join(format!("{name}.toml"));
                 let text = chain_config::conductor_toml(&self.agent, &self.proxy, proxies);
                 std::fs::write(&config, text)?;
-                let args = vec![
+                let mut args = vec![
                     "run".to_owned(),
                     "--config".to_owned(),
                     config.to_string_lossy().into_owned(),
                 ];
+                if let Some(trace) = self.trace_file(target) {
+                    args.push("--trace".to_owned());
+                    args.push(trace.to_string_lossy().into_owned());
+                }
                 (self.conductor.clone(), args)
             }
             Target::Official { proxies } => {
@@ -398,6 +415,7 @@ mod tests {
             conductor: "/b/acp-conductor".into(),
             official: None,
             scratch: scratch.clone(),
+            trace_dir: None,
         };
         let direct = programs.launch(Target::Direct).unwrap();
         assert_eq!(direct.program, PathBuf::from("/b/bench-agent"));
@@ -408,6 +426,13 @@ mod tests {
         let config = std::fs::read_to_string(&chain.args[2]).unwrap();
         assert_eq!(config.matches("[[proxy]]").count(), 3);
         assert!(programs.launch(Target::Official { proxies: 0 }).is_err());
+        let traced = Programs {
+            trace_dir: Some("/t".into()),
+            ..programs
+        };
+        let chain = traced.launch(Target::Conductor { proxies: 1 }).unwrap();
+        assert_eq!(chain.args[3..], ["--trace", "/t/conductor-1.jsonl"]);
+        assert!(traced.launch(Target::Direct).unwrap().args.is_empty());
         std::fs::remove_dir_all(scratch).unwrap();
     }
 }

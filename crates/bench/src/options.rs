@@ -36,6 +36,10 @@ What to run:
   --time-limit SECS      longest any one measurement loop runs (default 8)
   --quick                tiny counts, to check that everything runs
 
+Tracing:
+  --trace-dir DIR        run acp-conductor with `--trace DIR/conductor-N.jsonl` (the cost
+                         of tracing; the trace's records and drops are reported on stderr)
+
 Output:
   --write FILE           also replace the figures section of FILE (e.g. docs/performance.md)
   -h, --help             this text
@@ -50,6 +54,7 @@ pub struct Options {
     pub proxies: Vec<usize>,
     pub settings: Settings,
     pub write: Option<PathBuf>,
+    pub trace_dir: Option<PathBuf>,
     pub help: bool,
 }
 
@@ -71,6 +76,7 @@ impl Default for Options {
             proxies: vec![0, 1, 3],
             settings: Settings::default(),
             write: None,
+            trace_dir: None,
             help: false,
         }
     }
@@ -131,6 +137,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             }
             "--quick" => quick(s),
             "--write" => options.write = Some(value()?.into()),
+            "--trace-dir" => options.trace_dir = Some(value()?.into()),
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -196,6 +203,11 @@ mod tests {
         assert_eq!(options.official, Official::At("/x/official".into()));
         assert_eq!(options.write, Some("docs/performance.md".into()));
         assert_eq!(options.conductor, Some("c".into()));
+        assert_eq!(options.trace_dir, None);
+        assert_eq!(
+            parse_words("--trace-dir /tmp/t").unwrap().trace_dir,
+            Some("/tmp/t".into())
+        );
         assert_eq!(
             parse_words("--no-official").unwrap().official,
             Official::Skip

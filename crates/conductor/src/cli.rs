@@ -35,6 +35,10 @@ enum Command {
         /// Run as a proxy inside another conductor (expect `proxy/initialize`).
         #[arg(long)]
         proxy: bool,
+        /// Write a per-hop trace of every message to FILE (JSON lines; see docs/trace.md).
+        /// Wins over `trace` in [conductor].
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
     },
     /// Validate a config file without starting anything (exit 78 when invalid).
     Check {
@@ -85,16 +89,23 @@ pub fn main() -> ExitCode {
             crate::logging::init(cli.log.as_deref(), "warn");
             config::check(&config)
         }
-        Command::Run { config, proxy } => {
+        Command::Run {
+            config,
+            proxy,
+            trace,
+        } => {
             crate::logging::init(cli.log.as_deref(), "info");
             let forced = proxy.then_some(Mode::Proxy);
-            let config = match config::load_in_mode(&config, forced) {
+            let mut config = match config::load_in_mode(&config, forced) {
                 Ok(c) => c,
                 Err(errors) => {
                     eprintln!("{errors}");
                     return ExitCode::from(EX_CONFIG);
                 }
             };
+            if let Some(file) = trace {
+                config.conductor.trace.file = Some(std::path::absolute(&file).unwrap_or(file));
+            }
             let mode = match config.conductor.mode {
                 Mode::Proxy => ChainMode::Proxy,
                 Mode::Agent => ChainMode::Agent,

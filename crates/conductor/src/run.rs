@@ -13,8 +13,12 @@ use crate::link::{Link, LinkDone, LinkLimits, Links};
 use crate::router::topology::{ChainMode, Topology};
 use crate::router::{ChainLink, DialectChoice, Finish, Role, Router};
 use crate::supervisor::Supervisor;
+use crate::trace::{self, Trace};
 
 const EVENT_QUEUE: usize = 1024;
+/// The name of position 0 in logs, errors and the trace.
+const EDITOR: &str = "editor";
+const PARENT: &str = "parent conductor";
 const EDITOR_FLUSH_WAIT: Duration = Duration::from_secs(5);
 /// At exit, after the agent stopped: how long its bridge shims get to close their side, and
 /// then the last lines to them (over a local socket) get to be written.
@@ -27,13 +31,21 @@ const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
 /// it, see [`crate::component::native::spawn`].
 pub async fn run(config: &Config, mode: ChainMode) -> Finish {
     let settings = &config.conductor;
+    let trace = match start_trace(config, mode) {
+        Ok(trace) => trace,
+        Err(error) => {
+            tracing::error!("{error}");
+            return Finish::Failed;
+        }
+    };
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let limits = LinkLimits {
         max_line: settings.max_line,
         queue_limit: settings.queue_limit,
         write_timeout: settings.write_timeout,
     };
-    let links = Links::new(events_tx.clone(), limits);
+    let links =
+        Links::new(events_tx.clone(), limits).traced(trace.as_ref().map(|t| t.sink().clone()));
     let topology = Topology {
         proxies: config.proxies.len(),
         mode,
@@ -44,8 +56,8 @@ pub async fn run(config: &Config, mode: ChainMode) -> Finish {
     let components = supervisor.start_chain();
     let (editor_link, editor_done) = connect_editor(&links);
     let name = match mode {
-        ChainMode::Agent => "editor",
-        ChainMode::Proxy => "parent conductor",
+        ChainMode::Agent => EDITOR,
+        ChainMode::Proxy => PARENT,
     };
     let mut chain = vec![ChainLink {
         link: editor_link,
@@ -63,8 +75,10 @@ pub async fn run(config: &Config, mode: ChainMode) -> Finish {
         events_rx,
         supervisor,
         settings.shutdown_grace,
-    );
+    )
+    .with_trace(trace.as_ref().map(|t| t.sink().clone()));
     let finish = router.run().await;
+    let ending = router.ending_reason().map(str::to_owned);
     router.close_components();
     let _ = tokio::time::timeout(EDITOR_FLUSH_WAIT, editor_done.writer_finished()).await;
     // Shims are released as the agent closes them, and all of them once it has stopped.
@@ -80,7 +94,57 @@ pub async fn run(config: &Config, mode: ChainMode) -> Finish {
     }
     let supervisor = router.into_components();
     supervisor.shims_written(SHIM_FLUSH_WAIT).await;
+    if let Some(trace) = trace {
+        let reason = ending.unwrap_or_else(|| match finish {
+            Finish::Stopped => "stopped".to_owned(),
+            Finish::Failed => "a component failed".to_owned(),
+        });
+        trace.finish(&reason);
+    }
     finish
+}
+
+/// The trace `config` asks for, started: its header lists the chain as the router will name
+/// it (position 0 is the editor, or in proxy mode the parent conductor).
+fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, String> {
+    let Some(file) = &config.conductor.trace.file else {
+        return Ok(None);
+    };
+    let mut components = vec![match mode {
+        ChainMode::Agent => trace::Component {
+            name: EDITOR.to_owned(),
+            role: "editor",
+            kind: None,
+        },
+        ChainMode::Proxy => trace::Component {
+            name: PARENT.to_owned(),
+            role: "parent",
+            kind: None,
+        },
+    }];
+    let kinds = trace::proxy_kinds(config);
+    components.extend(
+        config
+            .proxies
+            .iter()
+            .zip(kinds)
+            .map(|(proxy, kind)| trace::Component {
+                name: proxy.name.clone(),
+                role: "proxy",
+                kind: Some(kind),
+            }),
+    );
+    if mode == ChainMode::Agent {
+        components.push(trace::Component {
+            name: Supervisor::agent_name(config),
+            role: "agent",
+            kind: None,
+        });
+    }
+    let secrets = trace::secrets_of(config);
+    Trace::start(file, &config.conductor.trace, &secrets, &components)
+        .map_err(|error| format!("cannot write the trace to {}: {error}", file.display()))
+        .map(Some)
 }
 
 /// The editor (or parent conductor) is at the other end of our own stdin and stdout.

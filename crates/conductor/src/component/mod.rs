@@ -10,7 +10,8 @@ pub mod wasm;
 use tokio::sync::{mpsc, watch};
 
 use crate::event::{Event, ExitStatus};
-use crate::link::{Link, LinkId};
+use crate::link::{Link, LinkId, Links};
+use crate::trace::{ComponentEvent, TraceSink};
 
 /// A component just started: the link the router talks to it through, and its instance.
 #[derive(Debug)]
@@ -49,9 +50,18 @@ impl Drop for StopSignal {
     }
 }
 
-/// Tells the router the instance behind `link` has ended, and why.
+/// In a traced run, records that component `name` started (`detail`: its pid or its file).
+fn trace_started(links: &Links, name: &str, detail: String) {
+    if let Some(trace) = links.trace() {
+        trace.component(name, ComponentEvent::Started, detail);
+    }
+}
+
+/// Tells the router the instance behind `link` has ended, and why (and the trace, when the
+/// run is traced).
 async fn report_exit(
     events: &mpsc::Sender<Event>,
+    trace: Option<&TraceSink>,
     link: LinkId,
     component: &str,
     reason: String,
@@ -59,6 +69,9 @@ async fn report_exit(
     stderr_tail: Vec<String>,
 ) {
     tracing::debug!(component = %component, %reason, "stopped");
+    if let Some(trace) = trace {
+        trace.component(component, ComponentEvent::Exited, reason.clone());
+    }
     let exited = Event::Exited {
         link,
         reason,

@@ -9,7 +9,7 @@ use tokio::process::{ChildStderr, Command};
 use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
-use super::{Instance, Started, StopSignal, report_exit};
+use super::{Instance, Started, StopSignal, report_exit, trace_started};
 use crate::config::CommandSpec;
 use crate::event::{Event, ExitStatus as ComponentExit};
 use crate::link::Links;
@@ -60,6 +60,12 @@ pub(crate) fn spawn(
 
     let (link, done) = links.streams(stdout, stdin);
     let id = link.id;
+    let detail = match pid {
+        Some(pid) => format!("pid {pid}: {}", spec.program.display()),
+        None => spec.program.display().to_string(),
+    };
+    trace_started(links, &name, detail);
+    let trace = links.trace().cloned();
     let tail = StderrTail::default();
     let stderr_task = tokio::spawn(log_stderr(stderr, name.clone(), tail.clone()));
     let (stopped_tx, stopped) = watch::channel(false);
@@ -76,7 +82,16 @@ pub(crate) fn spawn(
             done.reader_finished().await;
         };
         let _ = tokio::time::timeout(OUTPUT_DRAIN, drained).await;
-        report_exit(&events, id, &name, reason, status, tail.lines()).await;
+        report_exit(
+            &events,
+            trace.as_ref(),
+            id,
+            &name,
+            reason,
+            status,
+            tail.lines(),
+        )
+        .await;
     });
     Ok(Started {
         link,

@@ -108,7 +108,29 @@ fn summary(config: &Config) -> String {
             ),
         }
     }
+    if let Some(file) = &settings.trace.file {
+        text.push_str(&trace_sentence(file, &settings.trace));
+    }
     text
+}
+
+/// " Each message is traced to FILE (payloads left out); ...": what `trace` asks for.
+fn trace_sentence(file: &Path, trace: &super::TraceSettings) -> String {
+    let payloads = if trace.payloads {
+        ""
+    } else {
+        " (payloads left out)"
+    };
+    let patterns = match trace.redact.len() {
+        0 => String::new(),
+        1 => " and matches of 1 `redact` pattern".to_owned(),
+        n => format!(" and matches of {n} `redact` patterns"),
+    };
+    format!(
+        " Each message on each link is traced to {}{payloads}; `env` values{patterns} are \
+         written as \"[redacted]\".",
+        file.display()
+    )
 }
 
 /// "`name` (/abs/file.wasm, a WASI 0.2 component; 64 MiB, 5s per message; grants ...)".
@@ -223,6 +245,27 @@ mod tests {
                 guard = guard.display(),
                 agent = agent.display(),
             )
+        );
+    }
+
+    #[test]
+    fn the_trace_is_named_in_the_summary() {
+        let temp = TempDir::new("check-trace");
+        temp.demo_agent("bin");
+        let file = temp.write(
+            "conductor.toml",
+            "[conductor]\ntrace = \"t.jsonl\"\ntrace_payloads = false\nredact = [\"a+\"]\n\
+             [agent]\nbuiltin = \"demo\"\n",
+        );
+        let (code, out, _) = run(&temp, &file);
+        assert_eq!(code, 0);
+        assert!(
+            out.trim_end().ends_with(&format!(
+                "Each message on each link is traced to {} (payloads left out); `env` values and \
+                 matches of 1 `redact` pattern are written as \"[redacted]\".",
+                temp.path().join("t.jsonl").display()
+            )),
+            "{out}"
         );
     }
 

@@ -66,6 +66,31 @@ pub struct ConductorSettings {
     /// `$XDG_CACHE_HOME/acp-conductor` or `$HOME/.cache/acp-conductor`; `None` when none
     /// of these is known, and then WASM proxies are compiled on every start.
     pub cache_dir: Option<PathBuf>,
+    /// The per-hop trace: `trace`, `trace_payloads`, `redact`.
+    pub trace: TraceSettings,
+}
+
+/// `trace`, `trace_payloads` and `redact` of `[conductor]`: where the per-hop trace goes and
+/// what it leaves out (docs/trace.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceSettings {
+    /// The trace file (absolute); `None` when nothing is traced. `run --trace` sets it too.
+    pub file: Option<PathBuf>,
+    /// Whether records carry the whole message (`trace_payloads`, default true).
+    pub payloads: bool,
+    /// Regular expressions (each checked to compile) whose matches in the trace's strings
+    /// are replaced by `"[redacted]"`, besides the values of every `env` entry.
+    pub redact: Vec<String>,
+}
+
+impl Default for TraceSettings {
+    fn default() -> Self {
+        Self {
+            file: None,
+            payloads: true,
+            redact: Vec::new(),
+        }
+    }
 }
 
 impl Default for ConductorSettings {
@@ -77,6 +102,7 @@ impl Default for ConductorSettings {
             shutdown_grace: Duration::from_secs(2),
             queue_limit: 16 << 20,
             cache_dir: None,
+            trace: TraceSettings::default(),
         }
     }
 }

@@ -21,6 +21,7 @@ use super::{
 use failure::Component;
 
 mod failure;
+mod trace;
 mod wasm;
 
 const ROOT_KEYS: &[&str] = &["conductor", "agent", "proxy"];
@@ -31,6 +32,9 @@ const CONDUCTOR_KEYS: &[&str] = &[
     "shutdown_grace",
     "queue_limit",
     "cache_dir",
+    "trace",
+    "trace_payloads",
+    "redact",
 ];
 const AGENT_KEYS: &[&str] = &[
     "command",
@@ -223,6 +227,7 @@ impl Validator<'_, '_, '_> {
         if let Some(value) = table.get("cache_dir") {
             settings.cache_dir = self.cache_dir(value, scope);
         }
+        self.trace_settings(table, &mut settings.trace, scope);
         settings
     }
 

@@ -190,6 +190,7 @@ request_timeout = "90s"
                 shutdown_grace: Duration::from_secs(120),
                 queue_limit: 512 << 10,
                 cache_dir: None,
+                trace: TraceSettings::default(),
             },
             agent: Some(AgentSpec::Command(CommandSpec {
                 name: "claude".to_owned(),
@@ -955,6 +956,72 @@ fn the_agent_cannot_fall_back_to_bypass() {
         [
             "4:16: the agent cannot be bypassed: there is nothing behind it for traffic to flow \
              to (leave `restart_then` out; an agent that keeps failing takes the chain down)",
+        ]
+    );
+}
+
+#[test]
+fn trace_keys_name_a_file_beside_the_config_and_what_to_leave_out() {
+    let machine = Machine::new("trace-keys");
+    let config = machine.valid(
+        "[conductor]\ntrace = \"./trace.jsonl\"\ntrace_payloads = false\n\
+         redact = [\"sk-[A-Za-z0-9]{8,}\", \"${API_KEY}\"]\n[agent]\nbuiltin = \"demo\"\n",
+    );
+    assert_eq!(
+        config.conductor.trace,
+        TraceSettings {
+            file: Some(machine.path("conf/trace.jsonl")),
+            payloads: false,
+            redact: vec!["sk-[A-Za-z0-9]{8,}".to_owned(), "secret".to_owned()],
+        }
+    );
+    assert_eq!(
+        machine.valid(DEMO_AGENT).conductor.trace,
+        TraceSettings {
+            file: None,
+            payloads: true,
+            redact: Vec::new(),
+        }
+    );
+}
+
+#[test]
+fn trace_keys_are_checked_where_they_are_written() {
+    let machine = Machine::new("trace-errors");
+    let errors = machine.errors(
+        "[conductor]\ntrace = \"missing/trace.jsonl\"\ntrace_payloads = \"no\"\n\
+         redact = [\"ok\", \"(unclosed\", \"a*\", 3]\n[agent]\nbuiltin = \"demo\"\n",
+    );
+    let missing = machine.path("conf/missing");
+    assert_eq!(
+        errors,
+        [
+            format!(
+                "2:9: `trace`: directory {} does not exist (the conductor creates the file, \
+                 not its directory)",
+                missing.display()
+            ),
+            "3:18: `trace_payloads` must be true or false, found string".to_owned(),
+            "4:17: `redact`: invalid regular expression `(unclosed`: unclosed group".to_owned(),
+            "4:30: `redact`: `a*` can match the empty string, so it would redact everything"
+                .to_owned(),
+            "4:36: `redact` must be a string, found integer".to_owned(),
+        ]
+    );
+    let errors = machine.errors(
+        "[conductor]\ntrace = \".\"\nredact = [\"ok\", \"(unclosed\", \"a*\"]\n\
+         [agent]\nbuiltin = \"demo\"\n",
+    );
+    assert_eq!(
+        errors,
+        [
+            format!(
+                "2:9: `trace` {} is a directory; name the file to write",
+                machine.path("conf").display()
+            ),
+            "3:17: `redact`: invalid regular expression `(unclosed`: unclosed group".to_owned(),
+            "3:30: `redact`: `a*` can match the empty string, so it would redact everything"
+                .to_owned(),
         ]
     );
 }

@@ -42,6 +42,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
 use crate::event::Event;
+use crate::trace::TraceSink;
 use byte_stream::{AsyncStream, BlockingStream};
 pub use memory::MemoryPeer;
 pub use message_stream::{MessageSink, MessageSource};
@@ -139,6 +140,8 @@ pub struct Links {
     last_id: Arc<AtomicUsize>,
     /// Links made start with their read gate closed.
     held: bool,
+    /// Where write loops record what they write, when the run is traced.
+    trace: Option<TraceSink>,
 }
 
 /// What every constructor makes before it starts the loops.
@@ -157,7 +160,19 @@ impl Links {
             limits,
             last_id: Arc::new(AtomicUsize::new(0)),
             held: false,
+            trace: None,
         }
+    }
+
+    /// The same maker, for a traced run: the write loops of the links it makes record every
+    /// frame they write.
+    pub fn traced(self, trace: Option<TraceSink>) -> Links {
+        Links { trace, ..self }
+    }
+
+    /// The run's trace, when it is traced.
+    pub fn trace(&self) -> Option<&TraceSink> {
+        self.trace.as_ref()
     }
 
     /// The same maker for links the router learns of from an event (a bridge shim dialing
@@ -249,7 +264,14 @@ impl Links {
         let source = reader::Lines::new(BlockingStream::new(from_peer), self.limits.max_line);
         let sink = writer::Lines::new(BlockingStream::new(to_peer));
         let read = reader::read_loop(id, source, self.events.clone(), parts.link.gate.clone());
-        let write = writer::write_loop(id, sink, parts.outbox, self.events.clone(), None);
+        let write = writer::write_loop(
+            id,
+            sink,
+            parts.outbox,
+            self.events.clone(),
+            None,
+            self.trace.clone(),
+        );
         on_thread(
             &runtime,
             id,
@@ -284,7 +306,14 @@ impl Links {
         let id = parts.link.id;
         let read = reader::read_loop(id, source, self.events.clone(), parts.link.gate.clone());
         let stall = Some(self.limits.write_timeout);
-        let write = writer::write_loop(id, sink, parts.outbox, self.events.clone(), stall);
+        let write = writer::write_loop(
+            id,
+            sink,
+            parts.outbox,
+            self.events.clone(),
+            stall,
+            self.trace.clone(),
+        );
         tokio::spawn(until_finished(read, parts.reader_done));
         tokio::spawn(until_finished(write, parts.writer_done));
         (parts.link, parts.done)

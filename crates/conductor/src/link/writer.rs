@@ -14,6 +14,7 @@ use super::message_stream::MessageSink;
 use super::outbox::OutboxReceiver;
 use super::{LinkEvent, LinkId};
 use crate::event::Event;
+use crate::trace::TraceSink;
 
 /// Frames shorter than this are copied into one write; longer ones are written as they are.
 const COALESCE: usize = 64 * 1024;
@@ -31,17 +32,23 @@ pub(super) trait FrameSink: Send + 'static {
 
 /// Writes the outbox to `sink` until every handle on the outbox is dropped, then closes the
 /// output. A write that makes no progress for `stall` fails the link; `None` waits forever.
+/// In a traced run, every frame is recorded as it is handed to the sink (the trace point of
+/// frames out, the same for every kind of link).
 pub(super) async fn write_loop(
     link: LinkId,
     mut sink: impl FrameSink,
     mut outbox: OutboxReceiver,
     events: mpsc::Sender<Event>,
     stall: Option<Duration>,
+    trace: Option<TraceSink>,
 ) {
     let pumped = async {
         while let Some(first) = outbox.recv().await {
             let mut next = Some(first);
             while let Some(frame) = next.take() {
+                if let Some(trace) = &trace {
+                    trace.frame_out(link, &frame);
+                }
                 if sink.push(frame) {
                     let written = within(stall, sink.write_out()).await?;
                     if outbox.written(written) {

@@ -112,7 +112,10 @@ impl<C: Components> Router<C> {
         };
         match &mut shim.phase {
             Phase::Hello => return self.on_shim_hello(link, &frame),
-            Phase::Connecting(queued) => return queued.push(frame),
+            Phase::Connecting(queued) => {
+                queued.push(frame);
+                return self.trace_held();
+            }
             _ => {}
         }
         match acp_wire::parse(&frame) {
@@ -209,6 +212,7 @@ impl<C: Components> Router<C> {
             self.write_line(link, shim::welcome_line(Some(&reason)));
             return self.close_shim(link);
         }
+        self.trace_shim_named(link, &server.name);
         self.write_line(link, shim::welcome_line(None));
         tracing::info!(server = %server.name, id = %server_id, shim = link.0, "MCP bridge connection opened");
         let shim = self
@@ -378,6 +382,7 @@ impl<C: Components> Router<C> {
         }
         let mut out = Vec::new();
         encode::response(&mut out, &origin_id, outcome);
+        self.trace_answered(owner, &origin_id);
         self.queue(owner, Bytes::from(out), link);
     }
 
@@ -405,7 +410,11 @@ impl<C: Components> Router<C> {
         let Some(shim) = self.shims.by_link.get_mut(&link) else {
             return;
         };
-        let mcp_id = id.map(|id| shim.server_requests.register(id.get().into()).to_string());
+        let mcp_id = id.map(|id| shim.server_requests.register(id.get().into()));
+        if let Some(mcp_id) = mcp_id {
+            self.trace_forwarded(from, link, mcp_id);
+        }
+        let mcp_id = mcp_id.map(|id| id.to_string());
         let mut out = Vec::new();
         encode::call(
             &mut out,
@@ -543,9 +552,7 @@ impl<C: Components> Router<C> {
         let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, next) else {
             return;
         };
-        for frame in queued {
-            self.on_shim_frame(link, frame);
-        }
+        self.replay_shim_frames(link, queued);
     }
 
     fn answer_initialize(&mut self, link: LinkId, mcp_id: &str, discovered: Option<&RawValue>) {
@@ -573,6 +580,7 @@ impl<C: Components> Router<C> {
         }
         let mut out = Vec::new();
         encode::response(&mut out, mcp_id, outcome);
+        self.trace_answered(link, mcp_id);
         self.queue(link, Bytes::from(out), link);
     }
 
@@ -659,13 +667,18 @@ impl<C: Components> Router<C> {
             return None;
         }
         let own = call.map(|(mcp_id, purpose)| {
-            self.links[owner].pending.register(Pending {
+            let own = self.links[owner].pending.register(Pending {
                 origin: link,
                 origin_id: mcp_id.into(),
                 method: method.into(),
                 purpose: Purpose::Bridge(purpose),
                 deadline: None,
-            })
+            });
+            // `null` stands for a request of the bridge's own (connect, disconnect).
+            if mcp_id != "null" {
+                self.trace_forwarded(link, owner, own);
+            }
+            own
         });
         let params = RawValue::from_string(params.to_string()).expect("built as JSON");
         let via = hop
@@ -704,6 +717,7 @@ impl<C: Components> Router<C> {
         };
         let mut out = Vec::new();
         encode::call(&mut out, None, call);
+        self.trace_cancels(owner, own);
         self.queue(owner, Bytes::from(out), link);
     }
 
@@ -802,9 +816,7 @@ impl<C: Components> Router<C> {
                 if let Some(shim) = self.shims.by_link.get_mut(&link)
                     && let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, broken)
                 {
-                    for frame in queued {
-                        self.on_shim_frame(link, frame);
-                    }
+                    self.replay_shim_frames(link, queued);
                 }
                 return;
             }
@@ -818,6 +830,16 @@ impl<C: Components> Router<C> {
                 message,
                 None,
             );
+        }
+    }
+
+    /// What the agent sent while the connection was being made, now that it is made (or
+    /// could not be).
+    fn replay_shim_frames(&mut self, link: LinkId, frames: Vec<Bytes>) {
+        for frame in frames {
+            self.trace_in(link, &frame);
+            self.on_shim_frame(link, frame);
+            self.trace_flush();
         }
     }
 

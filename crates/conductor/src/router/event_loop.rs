@@ -71,6 +71,7 @@ impl<C: Components> Router<C> {
             Event::ShimConnected(link) => self.on_shim_connected(link),
             Event::Signal(name) => {
                 tracing::info!(signal = name, "shutting down");
+                self.trace_ending(|| format!("the conductor received {name}"));
                 self.answer_editor_requests(
                     error_code::SHUTTING_DOWN,
                     &format!("the conductor received {name} and is shutting down"),
@@ -84,12 +85,23 @@ impl<C: Components> Router<C> {
 
     fn on_link_event(&mut self, link: LinkId, event: LinkEvent) {
         match event {
+            LinkEvent::Frames(frames) if self.traced() => {
+                for frame in frames {
+                    self.trace_in(link, &frame);
+                    self.on_frame(link, frame);
+                    self.trace_flush();
+                }
+            }
             LinkEvent::Frames(frames) => {
                 for frame in frames {
                     self.on_frame(link, frame);
                 }
             }
-            LinkEvent::TooLong(e) => self.on_oversized(link, e),
+            LinkEvent::TooLong(e) => {
+                self.trace_too_long_line(link, &e);
+                self.on_oversized(link, e);
+                self.trace_flush();
+            }
             LinkEvent::Closed(err) => self.on_closed(link, err),
             LinkEvent::Drained => self.on_drained(link),
             LinkEvent::WriteFailed { reason, stalled } => {
@@ -102,6 +114,7 @@ impl<C: Components> Router<C> {
         match event {
             LinkEvent::Frames(frames) => {
                 for frame in frames {
+                    self.trace_in(link, &frame);
                     match &self.state {
                         RunState::Failed(failure) => {
                             let message = failure.message.clone();
@@ -109,9 +122,14 @@ impl<C: Components> Router<C> {
                         }
                         _ => self.on_shim_frame(link, frame),
                     }
+                    self.trace_flush();
                 }
             }
-            LinkEvent::TooLong(e) => self.on_shim_too_long(link, e),
+            LinkEvent::TooLong(e) => {
+                self.trace_too_long_line(link, &e);
+                self.on_shim_too_long(link, e);
+                self.trace_flush();
+            }
             LinkEvent::Drained => self.on_drained(link),
             LinkEvent::Closed(_) | LinkEvent::WriteFailed { .. } => self.on_shim_gone(link),
         }
@@ -124,6 +142,7 @@ impl<C: Components> Router<C> {
         let gate = link.gate.clone();
         self.links
             .insert(id, LinkState::new(name, Role::Shim, None, link));
+        self.trace_link(id);
         self.open_shim(id);
         gate.resume();
     }
@@ -170,6 +189,8 @@ impl<C: Components> Router<C> {
     }
 
     pub(super) fn on_editor_gone(&mut self) {
+        let editor = self.links[self.editor()].name.clone();
+        self.trace_ending(|| format!("the {editor} closed its input"));
         match self.state {
             RunState::Running => {
                 self.state = RunState::Draining {
@@ -249,7 +270,9 @@ impl<C: Components> Router<C> {
                 Event::Link { link, event } if self.is_shim(link) => match event {
                     LinkEvent::Frames(frames) => {
                         for frame in frames {
+                            self.trace_in(link, &frame);
                             self.shim_frame_after_failure(link, &frame, STOPPING);
+                            self.trace_flush();
                         }
                     }
                     LinkEvent::Closed(_) | LinkEvent::WriteFailed { .. } => {

@@ -20,6 +20,7 @@ use super::{Components, Failure, Finish, Role, Router, RunState, Timer};
 use crate::config::{AfterRestarts, OnFailure};
 use crate::event::ExitStatus;
 use crate::link::{LinkId, Outbox};
+use crate::trace::ComponentEvent;
 
 /// How long a component may leave its output closed before it counts as gone even if its
 /// process has not been reaped yet.
@@ -94,6 +95,8 @@ impl<C: Components> Router<C> {
     pub(super) fn on_write_failed(&mut self, link: LinkId, reason: String, stalled: bool) {
         if self.links[link].role == Role::Editor {
             tracing::debug!(%reason, "the editor stopped reading");
+            let editor = self.links[link].name.clone();
+            self.trace_ending(|| format!("the {editor} stopped reading: {reason}"));
             self.state = RunState::Finished(self.finish_kind());
         } else if stalled {
             self.component_gone(link, Ending::because(reason));
@@ -134,6 +137,7 @@ impl<C: Components> Router<C> {
         let message = describe(role, &name, &ending.reason, action);
         let data = failure_data(&name, &ending, action);
         tracing::error!(stderr = ?ending.stderr, action = action.name(), "{message}");
+        self.trace_component(&name, ComponentEvent::Failed, message.clone());
         self.announce_failure(&data);
         match action {
             Action::Fail { .. } => self.fail_chain(link, position, message, data),
@@ -191,6 +195,7 @@ impl<C: Components> Router<C> {
         message: String,
         data: Box<RawValue>,
     ) {
+        self.trace_ending(|| message.clone());
         self.answer_requests_sent_to(link, &message, &data);
         self.answer_editor_requests(error_code::COMPONENT_FAILED, &message, Some(&data));
         let waiting = self.take_pending(|_| true);

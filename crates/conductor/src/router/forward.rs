@@ -265,6 +265,7 @@ impl<C: Components> Router<C> {
             })
         });
         if let Some(own) = own_id {
+            self.trace_forwarded(from, to, own);
             self.arm_deadline(to, own, initializes);
         }
 
@@ -354,6 +355,7 @@ impl<C: Components> Router<C> {
         };
         let mut out = Vec::with_capacity(params.get().len() + 64);
         encode::call(&mut out, None, call);
+        self.trace_cancels(to, own);
         self.queue(to, Bytes::from(out), from);
     }
 
@@ -433,6 +435,7 @@ impl<C: Components> Router<C> {
         }
         let mut out = Vec::with_capacity(entry.origin_id.len() + 64 + outcome_len(outcome));
         encode::response(&mut out, &entry.origin_id, outcome);
+        self.trace_answered(entry.origin, &entry.origin_id);
         self.queue(entry.origin, Bytes::from(out), link);
     }
 
@@ -501,8 +504,10 @@ impl<C: Components> Router<C> {
         self.queue(link, Bytes::from(out), link);
     }
 
-    /// Queues a frame; pauses `from` if the destination is behind.
+    /// Queues a frame; pauses `from` if the destination is behind. In a traced run, the
+    /// record of the frame being routed goes first: a frame in precedes what it causes.
     pub(super) fn queue(&mut self, to: LinkId, bytes: Bytes, from: LinkId) {
+        self.trace_flush();
         if self.links[to].outbox.send(bytes) == Queued::Congested && from != to {
             tracing::trace!(to = %self.links[to].name, from = %self.links[from].name, "congested; pausing sender");
             self.links[from].gate.pause();

@@ -7,7 +7,8 @@
 //! [`recovery`] carries out `bypass` and `restart`; [`deadlines`] fails components that do
 //! not answer in time; [`admission`] refuses what its sender may not send (yet);
 //! [`bad_input`] answers what cannot be routed, and [`skipped`] counts both; [`event_loop`]
-//! takes events in order and knows how a run ends; [`bridge`] relays MCP for bridge shims.
+//! takes events in order and knows how a run ends; [`bridge`] relays MCP for bridge shims;
+//! [`traced`] records, in a traced run, each frame it takes and where it sent it.
 //! The router starts nothing itself: it asks its [`Components`].
 
 mod admission;
@@ -26,6 +27,7 @@ mod recovery;
 mod skipped;
 mod timers;
 pub mod topology;
+mod traced;
 
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -261,6 +263,8 @@ pub struct Router<C> {
     /// Whether the chain's `initialize` has arrived.
     opening: admission::Opening,
     skipped: skipped::Skipped,
+    /// The record of the frame being routed, in a traced run.
+    trace: Option<crate::trace::RouteTrace>,
 }
 
 impl<C: Components> Router<C> {
@@ -320,6 +324,7 @@ impl<C: Components> Router<C> {
             shims: Shims::default(),
             opening: admission::Opening::default(),
             skipped: skipped::Skipped::default(),
+            trace: None,
         }
     }
 

@@ -19,6 +19,7 @@ use super::pending::{Pending, Purpose};
 use super::topology::{Hop, Origin, Position, Toward};
 use super::{Components, LinkState, Restarted, Role, Router, RunState, Timer};
 use crate::link::LinkId;
+use crate::trace::ComponentEvent;
 
 /// What is held for one restarting component before its sender is paused.
 const HELD_LIMIT: usize = 16 << 20;
@@ -85,6 +86,7 @@ impl<C: Components> Router<C> {
             restart.paused.push(from);
             self.links[from].gate.pause();
         }
+        self.trace_held();
         true
     }
 
@@ -102,6 +104,12 @@ impl<C: Components> Router<C> {
         self.timers
             .cancel(|t| matches!(t, Timer::Restart { position: p } if *p == position));
         self.components.stop(position);
+        let name = self.links[self.at(position)].name.clone();
+        self.trace_component(
+            &name,
+            ComponentEvent::Bypassed,
+            "taken out of the chain: its neighbours talk directly".to_owned(),
+        );
         let mut restart = match previous {
             Health::Restarting(restart) => restart,
             _ => Restart::default(),
@@ -198,6 +206,7 @@ impl<C: Components> Router<C> {
         let (name, role) = (state.name.clone(), state.role);
         self.links.insert(new, state);
         self.positions[position].link = new;
+        self.trace_link(new);
         let waiting = match &self.positions[position].health {
             Health::Restarting(restart) => !restart.initialize_waiting.is_empty(),
             _ => false,
@@ -292,6 +301,12 @@ impl<C: Components> Router<C> {
         let link = self.at(position);
         let name = self.links[link].name.clone();
         tracing::info!(component = %name, held = restart.held.len(), "running again");
+        let held = restart.held.len();
+        self.trace_component(
+            &name,
+            ComponentEvent::Restarted,
+            format!("running again; {held} messages held for it go on"),
+        );
         self.announce_restarted(&name);
         let mut restart = restart;
         let hop = Hop {
@@ -309,14 +324,15 @@ impl<C: Components> Router<C> {
             self.links[sender].gate.resume();
         }
         for (from, frame) in restart.held {
+            self.trace_in(from, &frame);
             if !self.links[from].alive {
-                continue;
-            }
-            if self.links[from].role == Role::Shim {
+                // Its sender is gone: nothing to route it for (still recorded, as read).
+            } else if self.links[from].role == Role::Shim {
                 self.on_shim_frame(from, frame);
             } else {
                 self.on_held_frame(from, frame);
             }
+            self.trace_flush();
         }
     }
 
@@ -341,10 +357,12 @@ impl<C: Components> Router<C> {
             );
         }
         for (from, frame) in restart.held {
+            self.trace_in(from, &frame);
             if let Ok(acp_wire::Envelope::Request { id, .. }) = acp_wire::parse(&frame) {
                 let code = acp_wire::error_code::COMPONENT_FAILED;
                 self.reply_error(from, id.get(), code, message, Some(data));
             }
+            self.trace_flush();
         }
     }
 
@@ -379,7 +397,9 @@ impl<C: Components> Router<C> {
         message: &str,
         data: Option<&RawValue>,
     ) {
-        let mut answers = Vec::new();
+        // Each held frame (`None` for an `initialize` waiting, recorded when it arrived)
+        // with the id to answer it under (`None` for a notification, only dropped).
+        let mut answers: Vec<(Option<Bytes>, Option<String>)> = Vec::new();
         for state in &mut self.positions {
             let Health::Restarting(restart) = &mut state.health else {
                 continue;
@@ -388,19 +408,31 @@ impl<C: Components> Router<C> {
                 if *from != link {
                     return true;
                 }
-                if let Ok(acp_wire::Envelope::Request { id, .. }) = acp_wire::parse(frame) {
-                    answers.push(id.get().to_string());
-                }
+                let id = match acp_wire::parse(frame) {
+                    Ok(acp_wire::Envelope::Request { id, .. }) => Some(id.get().to_string()),
+                    _ => None,
+                };
+                answers.push((Some(frame.clone()), id));
                 false
             });
             let (waiting, others) = std::mem::take(&mut restart.initialize_waiting)
                 .into_iter()
                 .partition(|p| p.origin == link);
             restart.initialize_waiting = others;
-            answers.extend(waiting.into_iter().map(|p| p.origin_id.into_string()));
+            answers.extend(
+                waiting
+                    .into_iter()
+                    .map(|p| (None, Some(p.origin_id.into_string()))),
+            );
         }
-        for id in answers {
-            self.reply_error(link, &id, code, message, data);
+        for (frame, id) in answers {
+            if let Some(frame) = &frame {
+                self.trace_in(link, frame);
+            }
+            if let Some(id) = id {
+                self.reply_error(link, &id, code, message, data);
+            }
+            self.trace_flush();
         }
     }
 

@@ -94,15 +94,11 @@ impl Supervisor {
             })
             .collect();
         if topology.agent_position().is_some() {
-            let (name, launch) = match &config.agent {
-                Some(AgentSpec::Command(spec)) => (spec.name.clone(), Launch::Native(spec.clone())),
-                Some(AgentSpec::Builtin { command, .. }) => {
-                    (command.name.clone(), Launch::Native(command.clone()))
-                }
-                None => (
-                    "agent".to_string(),
-                    Launch::Missing("is not configured: add an [agent] table".to_string()),
-                ),
+            let name = Supervisor::agent_name(config);
+            let launch = match &config.agent {
+                Some(AgentSpec::Command(spec)) => Launch::Native(spec.clone()),
+                Some(AgentSpec::Builtin { command, .. }) => Launch::Native(command.clone()),
+                None => Launch::Missing("is not configured: add an [agent] table".to_string()),
             };
             slots.push(Slot {
                 name,
@@ -121,6 +117,15 @@ impl Supervisor {
             slots,
             instances: Vec::new(),
             bridge: None,
+        }
+    }
+
+    /// The agent's name in logs, errors and the trace.
+    pub fn agent_name(config: &Config) -> String {
+        match &config.agent {
+            Some(AgentSpec::Command(spec)) => spec.name.clone(),
+            Some(AgentSpec::Builtin { command, .. }) => command.name.clone(),
+            None => "agent".to_string(),
         }
     }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
-use super::{Instance, Started, StopSignal, report_exit};
+use super::{Instance, Started, StopSignal, report_exit, trace_started};
 use crate::config::WasmSpec;
 use crate::event::Event;
 use crate::link::Links;
@@ -74,6 +74,8 @@ pub(crate) fn spawn(
     // (each wake resumes the guest) than the hand-off between tasks saves.
     let (link, done) = links.streams(host_stdout, host_stdin);
     let id = link.id;
+    trace_started(links, &spec.name, format!("WASM {}", spec.module.display()));
+    let trace = links.trace().cloned();
     let (stopped_tx, stopped) = watch::channel(false);
     let events = events.clone();
     let name = spec.name.clone();
@@ -88,7 +90,16 @@ pub(crate) fn spawn(
         stderr.finish();
         // Its last messages reach the router before the news that it is gone.
         done.reader_finished().await;
-        report_exit(&events, id, &name, reason, None, tail.lines()).await;
+        report_exit(
+            &events,
+            trace.as_ref(),
+            id,
+            &name,
+            reason,
+            None,
+            tail.lines(),
+        )
+        .await;
     };
     let task = tokio::spawn(async move {
         let _stopped = StopSignal(stopped_tx);

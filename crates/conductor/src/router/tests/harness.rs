@@ -2,6 +2,8 @@
 //! a fake that records what the router asked of it. No process, no socket, no thread.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::config::FailurePolicy;
+use crate::config::{FailurePolicy, TraceSettings};
 use crate::event::Event;
 use crate::link::{Link, LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
 use crate::router::skipped::Skipped;
@@ -19,6 +21,7 @@ use crate::router::topology::{ChainMode, Position, Topology};
 use crate::router::{
     BridgeEndpoint, ChainLink, Components, DialectChoice, Finish, Restarted, Role, Router,
 };
+use crate::trace::Trace;
 
 /// How long a test waits for something that must happen before it fails.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -144,6 +147,8 @@ pub struct Spec {
     /// Whether the chain starts past its `initialize` (most tests are about what comes after);
     /// see [`Spec::awaiting_initialize`].
     pub initialized: bool,
+    /// Whether the run is traced (to a file of its own, read with [`Chain::trace_records`]).
+    pub traced: bool,
 }
 
 impl Spec {
@@ -161,7 +166,14 @@ impl Spec {
             shutdown_grace: Duration::from_secs(2),
             failure: HashMap::new(),
             initialized: true,
+            traced: false,
         }
+    }
+
+    /// A traced run: the links' write loops and the router record into a trace file.
+    pub fn traced(mut self) -> Spec {
+        self.traced = true;
+        self
     }
 
     pub fn on_failure(mut self, position: Position, policy: FailurePolicy) -> Spec {
@@ -187,7 +199,9 @@ impl Spec {
 
     pub fn start(self) -> Chain {
         let (events, received) = mpsc::channel(1024);
-        let links = Links::new(events.clone(), self.limits);
+        let trace = self.traced.then(start_trace);
+        let sink = trace.as_ref().map(|(trace, _)| trace.sink().clone());
+        let links = Links::new(events.clone(), self.limits).traced(sink.clone());
         let topology = Topology {
             proxies: self.proxies,
             mode: self.mode,
@@ -224,7 +238,8 @@ impl Spec {
             asked: asked.clone(),
             initialize_params: HashMap::new(),
         };
-        let mut router = Router::new(topology, chain, received, components, self.shutdown_grace);
+        let mut router = Router::new(topology, chain, received, components, self.shutdown_grace)
+            .with_trace(sink);
         if self.initialized {
             router.assume_initialized();
         }
@@ -245,8 +260,20 @@ impl Spec {
             links,
             asked,
             routing,
+            trace,
         }
     }
+}
+
+/// A trace to a fresh file of the system's temporary directory.
+fn start_trace() -> (Trace, PathBuf) {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let file =
+        std::env::temp_dir().join(format!("acp-router-trace-{}-{n}.jsonl", std::process::id()));
+    let trace = Trace::start(&file, &TraceSettings::default(), &[], &[])
+        .unwrap_or_else(|e| panic!("cannot trace to {}: {e}", file.display()));
+    (trace, file)
 }
 
 /// A running router and the peers of its chain.
@@ -260,6 +287,7 @@ pub struct Chain {
     pub links: Links,
     pub asked: Arc<Mutex<Asked>>,
     routing: JoinHandle<(Finish, Skipped)>,
+    trace: Option<(Trace, PathBuf)>,
 }
 
 impl Chain {
@@ -349,6 +377,21 @@ impl Chain {
             .await
             .expect("the router finished")
             .expect("the router did not panic")
+    }
+
+    /// The editor leaves; once the router has finished, the records of the trace (a chain
+    /// started [`traced`](Spec::traced)), header and end included.
+    pub async fn trace_records(mut self) -> Vec<Value> {
+        let (trace, file) = self.trace.take().expect("a traced chain");
+        self.editor_leaves().await;
+        trace.finish("the test is over");
+        let text = std::fs::read_to_string(&file).expect("the trace file");
+        let _ = std::fs::remove_file(&file);
+        text.lines()
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+            })
+            .collect()
     }
 
     /// The editor closes its output; once the router has finished, what it did not route.

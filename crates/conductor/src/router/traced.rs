@@ -1,0 +1,116 @@
+//! The router's trace points: each frame it takes from a link, recorded with where it went
+//! (`mapsTo`, `cancels`), and the component events only it knows. Nothing when tracing is off.
+
+use bytes::Bytes;
+
+use super::{Components, Router};
+use crate::link::LinkId;
+use crate::trace::{ComponentEvent, RouteTrace, TraceSink};
+
+impl<C: Components> Router<C> {
+    /// Records, in `trace`, every frame this router takes and where it goes; the links it
+    /// was given are named for the trace now, the ones it learns of later as it does.
+    pub fn with_trace(mut self, trace: Option<TraceSink>) -> Router<C> {
+        self.trace = trace.map(RouteTrace::new);
+        if let Some(trace) = &self.trace {
+            for (id, link) in self.links.iter() {
+                trace.link(id, &link.name, link.position);
+            }
+        }
+        self
+    }
+
+    /// Whether this run is traced: the event loop routes frames one way or the other.
+    pub(super) fn traced(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// Names `link` for the trace (a component started again, a bridge shim).
+    pub(super) fn trace_link(&mut self, link: LinkId) {
+        if let Some(trace) = &self.trace {
+            let state = &self.links[link];
+            trace.link(link, &state.name, state.position);
+        }
+    }
+
+    /// The name a bridge shim's link gets once it names its server.
+    pub(super) fn trace_shim_named(&mut self, link: LinkId, server: &str) {
+        if let Some(trace) = &mut self.trace {
+            let name = trace.shim_name(server);
+            trace.link(link, &name, None);
+        }
+    }
+
+    /// The router takes `frame` from `link`: its record waits for where it goes.
+    pub(super) fn trace_in(&mut self, link: LinkId, frame: &Bytes) {
+        if let Some(trace) = &mut self.trace {
+            trace.begin(link, frame);
+        }
+    }
+
+    fn trace_too_long(&mut self, link: LinkId, len: usize, id: Option<String>) {
+        if let Some(trace) = &mut self.trace {
+            trace.begin_too_long(link, len, id);
+        }
+    }
+
+    /// The router learns that a line over the limit was dropped unread on `link`.
+    pub(super) fn trace_too_long_line(&mut self, link: LinkId, error: &acp_wire::FrameError) {
+        let acp_wire::FrameError::TooLong { len, seen, .. } = error;
+        self.trace_too_long(link, *len, seen.id.clone());
+    }
+
+    /// The frame being routed is held; it is recorded when it is routed after all.
+    pub(super) fn trace_held(&mut self) {
+        if let Some(trace) = &mut self.trace {
+            trace.held();
+        }
+    }
+
+    /// The frame being routed, a request from `from`, went to `to` as our request `id`.
+    pub(super) fn trace_forwarded(&mut self, from: LinkId, to: LinkId, id: u64) {
+        if let Some(trace) = &mut self.trace {
+            trace.forwarded(from, to, id);
+        }
+    }
+
+    /// The frame being routed, a response, went to `to` with id `id` (JSON text).
+    pub(super) fn trace_answered(&mut self, to: LinkId, id: &str) {
+        if let Some(trace) = &mut self.trace {
+            trace.answered(to, id);
+        }
+    }
+
+    /// The frame being routed, a `$/cancel_request`, went to `to` naming our request `id`.
+    pub(super) fn trace_cancels(&mut self, to: LinkId, id: u64) {
+        if let Some(trace) = &mut self.trace {
+            trace.cancels(to, id);
+        }
+    }
+
+    /// The record of the frame being routed goes out now (before what it causes is queued,
+    /// or once the router is done with it).
+    pub(super) fn trace_flush(&mut self) {
+        if let Some(trace) = &mut self.trace {
+            trace.flush();
+        }
+    }
+
+    pub(super) fn trace_component(&self, name: &str, event: ComponentEvent, detail: String) {
+        if let Some(trace) = &self.trace {
+            trace.component(name, event, detail);
+        }
+    }
+
+    /// Why the run ends, for the trace's last record; the first reason given is kept.
+    pub(super) fn trace_ending(&mut self, reason: impl FnOnce() -> String) {
+        if let Some(trace) = &mut self.trace {
+            trace.ending(reason());
+        }
+    }
+
+    /// Why the run ended, as the router knows it.
+    pub fn ending_reason(&self) -> Option<&str> {
+        self.trace.as_ref().and_then(RouteTrace::ending_reason)
+    }
+}

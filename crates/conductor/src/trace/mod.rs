@@ -1,0 +1,140 @@
+//! The per-hop trace (`run --trace FILE`, `trace = "..."`): one JSON record per message per
+//! link, written by a thread of its own so that routing never waits on the file.
+//!
+//! Who records what (docs/architecture.md, "The trace"):
+//!
+//! - frames out: every link's write loop, as it writes ([`TraceSink::frame_out`]), for every
+//!   kind of link alike;
+//! - frames in: the router, as it takes each frame from a link ([`RouteTrace`]), because
+//!   the record of a frame in says where it went (`mapsTo`, `cancels`), which only routing
+//!   decides; it is sent before anything routing it queues, so it precedes its effects;
+//! - component events: the components (started, exited) and the router (failed, bypassed,
+//!   restarted).
+//!
+//! Producers only take a timestamp, clone the frame's `Bytes` and queue an [`Item`]; the
+//! trace thread ([`thread`]) classifies, pairs, redacts, formats and writes. When it falls
+//! behind by more than [`BUDGET`] bytes, messages are dropped and counted, and a `dropped`
+//! record says how many. With tracing off, nothing of this exists: every producer holds an
+//! `Option` that is `None`.
+
+mod classify;
+mod header;
+mod item;
+mod record;
+pub(crate) mod redact;
+mod routed;
+mod sink;
+mod thread;
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime};
+
+pub use header::Component;
+pub use item::{ComponentEvent, Item};
+pub use redact::{REDACTED, Redactor};
+pub use routed::RouteTrace;
+pub use sink::TraceSink;
+
+use crate::config::{AgentSpec, Config, ProxyLaunch, TraceSettings};
+
+/// How many bytes of messages may wait for the trace thread before new ones are dropped.
+pub const BUDGET: usize = 16 << 20;
+/// How long the end of a run waits for the trace thread to write what is queued.
+const FINISH_WAIT: Duration = Duration::from_secs(5);
+
+/// A trace being written: the handle producers clone, and the thread writing the file.
+#[derive(Debug)]
+pub struct Trace {
+    sink: TraceSink,
+    thread: std::thread::Thread,
+    done: mpsc::Receiver<()>,
+}
+
+impl Trace {
+    /// Creates (or replaces) `file`, readable by its owner only, writes the header and
+    /// starts the trace thread.
+    pub fn start(
+        file: &Path,
+        settings: &TraceSettings,
+        secrets: &[String],
+        components: &[Component],
+    ) -> io::Result<Trace> {
+        let redactor = Redactor::new(secrets, &settings.redact)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let out = create_private(file)?;
+        let (sink, items) = TraceSink::channel(BUDGET);
+        let header = header::header(SystemTime::now(), components, settings.payloads);
+        let state =
+            thread::TraceThread::new(out, sink.shared().clone(), redactor, settings.payloads);
+        let (done_tx, done) = mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name("trace".to_owned())
+            .spawn(move || state.run(header, items, done_tx))?;
+        Ok(Trace {
+            sink,
+            thread: handle.thread().clone(),
+            done,
+        })
+    }
+
+    pub fn sink(&self) -> &TraceSink {
+        &self.sink
+    }
+
+    /// Writes the `end` record after everything queued, and waits (a bounded time) for the
+    /// file to be written.
+    pub fn finish(self, reason: &str) {
+        self.sink.end(reason.to_owned());
+        self.thread.unpark();
+        if self.done.recv_timeout(FINISH_WAIT).is_err() {
+            tracing::warn!("the trace thread did not finish writing in time");
+        }
+    }
+}
+
+/// The values of every `env` entry of the configuration (proxies' and the agent's, and the
+/// variables a WASM proxy's sandbox passes through): each is a secret in the trace.
+pub fn secrets_of(config: &Config) -> Vec<String> {
+    let proxies = config.proxies.iter().flat_map(|proxy| match &proxy.launch {
+        ProxyLaunch::Native(command) => command.env.iter(),
+        ProxyLaunch::Wasm(wasm) => wasm.env.iter(),
+    });
+    let agent = config.agent.iter().flat_map(|agent| match agent {
+        AgentSpec::Command(command) | AgentSpec::Builtin { command, .. } => command.env.iter(),
+    });
+    proxies
+        .chain(agent)
+        .map(|(_, value)| value.clone())
+        .collect()
+}
+
+/// The proxy kinds of the configuration, in chain order, for the header.
+pub fn proxy_kinds(config: &Config) -> Vec<&'static str> {
+    config
+        .proxies
+        .iter()
+        .map(|proxy| match proxy.launch {
+            ProxyLaunch::Native(_) => "native",
+            ProxyLaunch::Wasm(_) => "wasm",
+        })
+        .collect()
+}
+
+/// The trace file is readable by its owner only (mode 0600, also when it existed): it holds
+/// what the editor and the agent said. Other kinds of file (a FIFO) are left as they are.
+fn create_private(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = File::options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
+}

@@ -1,0 +1,147 @@
+//! The producers' handle on a trace: a clock started with the run and a channel to the trace
+//! thread that never blocks; messages beyond the budget of queued bytes are dropped and counted.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::item::{ComponentEvent, Dir, Frame, Item, Message, Route};
+use crate::link::LinkId;
+
+/// What queuing a message costs besides its bytes (the item itself, the channel's slot).
+const ITEM_COST: usize = 128;
+
+/// Cheap to clone: every write loop, the router and the components hold one.
+#[derive(Debug, Clone)]
+pub struct TraceSink {
+    tx: mpsc::Sender<Item>,
+    shared: Arc<Shared>,
+}
+
+/// What the producers and the trace thread share.
+#[derive(Debug)]
+pub(super) struct Shared {
+    /// `t` is measured from here.
+    pub start: Instant,
+    /// Bytes of messages queued and not yet taken by the trace thread.
+    pub queued: AtomicUsize,
+    /// Messages dropped because the trace thread was too far behind.
+    pub dropped: AtomicU64,
+    /// How many bytes may wait for the trace thread before messages are dropped.
+    pub budget: usize,
+}
+
+impl TraceSink {
+    /// A sink whose items arrive on the returned receiver; messages are dropped once more
+    /// than `budget` bytes of them wait there.
+    pub(crate) fn channel(budget: usize) -> (TraceSink, mpsc::Receiver<Item>) {
+        let (tx, rx) = mpsc::channel();
+        let shared = Arc::new(Shared {
+            start: Instant::now(),
+            queued: AtomicUsize::new(0),
+            dropped: AtomicU64::new(0),
+            budget,
+        });
+        (TraceSink { tx, shared }, rx)
+    }
+
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// A frame a write loop is writing to its peer.
+    pub fn frame_out(&self, link: LinkId, frame: &Bytes) {
+        self.message(Message {
+            at: Instant::now(),
+            link,
+            dir: Dir::Out,
+            frame: Frame::Line(frame.clone()),
+            route: Route::default(),
+        });
+    }
+
+    /// Queues a message unless the trace thread is too far behind, in which case it is
+    /// counted as dropped. Never blocks.
+    pub(crate) fn message(&self, message: Message) {
+        let cost = message.frame.held_bytes() + ITEM_COST;
+        let before = self.shared.queued.fetch_add(cost, Ordering::Relaxed);
+        // One message always fits, however large: only a backlog is refused.
+        if before > 0 && before + cost > self.shared.budget {
+            self.shared.queued.fetch_sub(cost, Ordering::Relaxed);
+            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if self.tx.send(Item::Message(message)).is_err() {
+            // The trace has ended; what comes after its end is not part of it.
+            self.shared.queued.fetch_sub(cost, Ordering::Relaxed);
+        }
+    }
+
+    /// Names `link` for the records that follow.
+    pub(crate) fn link(&self, link: LinkId, name: &str, position: Option<usize>) {
+        let _ = self.tx.send(Item::Link {
+            link,
+            name: name.to_owned(),
+            position,
+        });
+    }
+
+    /// Something that happened to component `name`.
+    pub fn component(&self, name: &str, event: ComponentEvent, detail: String) {
+        let _ = self.tx.send(Item::Component {
+            at: Instant::now(),
+            name: name.to_owned(),
+            event,
+            detail,
+        });
+    }
+
+    pub(super) fn end(&self, reason: String) {
+        let _ = self.tx.send(Item::End {
+            at: Instant::now(),
+            reason,
+        });
+    }
+}
+
+/// The cost `message` was counted with, given back once the trace thread has taken it.
+pub(super) fn cost_of(message: &Message) -> usize {
+    message.frame.held_bytes() + ITEM_COST
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &'static str) -> Message {
+        Message {
+            at: Instant::now(),
+            link: LinkId(1),
+            dir: Dir::In,
+            frame: Frame::Line(Bytes::from_static(text.as_bytes())),
+            route: Route::default(),
+        }
+    }
+
+    #[test]
+    fn messages_beyond_the_budget_are_dropped_and_counted_and_the_rest_still_goes() {
+        let (sink, items) = TraceSink::channel(2 * ITEM_COST + 8);
+        sink.message(line("1234"));
+        sink.message(line("5678"));
+        sink.message(line("too much"));
+        sink.component("p1", ComponentEvent::Started, "pid 1".into());
+        let shared = sink.shared().clone();
+        assert_eq!(shared.dropped.load(Ordering::Relaxed), 1);
+        assert_eq!(shared.queued.load(Ordering::Relaxed), 2 * ITEM_COST + 8);
+        let taken: Vec<Item> = items.try_iter().collect();
+        assert_eq!(taken.len(), 3, "two messages and the event: {taken:?}");
+        // One message always fits, however large, when nothing waits.
+        let (sink, items) = TraceSink::channel(1);
+        sink.message(line("a line far larger than the budget"));
+        assert_eq!(items.try_iter().count(), 1);
+        assert_eq!(sink.shared().dropped.load(Ordering::Relaxed), 0);
+    }
+}
