@@ -58,6 +58,9 @@ pub struct RegistryUse {
     pub source: String,
     /// Set when the registry used may be out of date.
     pub warning: Option<String>,
+    /// Where `registry = "<id>"` is in the file.
+    pub line: usize,
+    pub column: usize,
 }
 
 /// Collects observations during validation; a no-op when nobody asked for them.

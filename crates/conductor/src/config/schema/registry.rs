@@ -70,6 +70,7 @@ impl Validator<'_, '_, '_> {
             }
         };
         let warning = registry.origin.warning();
+        let (line, column) = self.diagnostics.line_and_column(value.span().start);
         self.surroundings.recorder.record(|notes| {
             notes.registry = Some(RegistryUse {
                 id: agent.id.clone(),
@@ -78,6 +79,8 @@ impl Validator<'_, '_, '_> {
                 kind: launch.kind.name(),
                 source: registry.origin.describe(),
                 warning,
+                line,
+                column,
             })
         });
         let Some((args, env, cwd)) = extra else {

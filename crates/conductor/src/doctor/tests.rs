@@ -1,0 +1,1 @@
+//! doctor's report, run in process against files the tests write.
