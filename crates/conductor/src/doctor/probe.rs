@@ -57,6 +57,9 @@ struct Timeline {
     sent: Vec<Option<Instant>>,
     answered: Vec<Option<(Instant, Option<String>)>>,
     exited: Vec<Option<(String, Vec<String>)>>,
+    /// The last stderr lines of components stopped after the editor had its answer: a
+    /// component that never answered may have said why there.
+    stopped_stderr: Vec<Vec<String>>,
     /// The editor has its answer: what ends now is the probe stopping the chain.
     over: bool,
 }
@@ -76,6 +79,7 @@ impl Watcher for Shared {
         }
         timeline.answered = vec![None; components.len()];
         timeline.exited = vec![None; components.len()];
+        timeline.stopped_stderr = vec![Vec::new(); components.len()];
     }
 
     fn event(&mut self, event: &Event) {
@@ -98,10 +102,13 @@ impl Watcher for Shared {
                 reason,
                 stderr_tail,
                 ..
-            } if !timeline.over => {
-                if let Some(index) = timeline.links.iter().position(|l| l == link)
-                    && timeline.exited[index].is_none()
-                {
+            } => {
+                let Some(index) = timeline.links.iter().position(|l| l == link) else {
+                    return;
+                };
+                if timeline.over {
+                    timeline.stopped_stderr[index].clone_from(stderr_tail);
+                } else if timeline.exited[index].is_none() {
                     timeline.exited[index] = Some((reason.clone(), stderr_tail.clone()));
                 }
             }
@@ -399,6 +406,22 @@ fn outcomes(
 }
 
 fn failed(
+    index: usize,
+    startup_timeout: Duration,
+    timeline: &Timeline,
+    answer: &EditorView,
+) -> Outcome {
+    match failure(index, startup_timeout, timeline, answer) {
+        Outcome::Failed { reason, stderr } if stderr.is_empty() => Outcome::Failed {
+            reason,
+            stderr: timeline.stopped_stderr[index].clone(),
+        },
+        other => other,
+    }
+}
+
+/// Why the component at `index` failed, from the chain's error, else its exit.
+fn failure(
     index: usize,
     startup_timeout: Duration,
     timeline: &Timeline,
