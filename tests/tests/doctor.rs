@@ -121,12 +121,17 @@ fn a_healthy_chain_of_fixtures_exits_zero_and_shows_the_effective_chain() {
     report.assert_exit(0);
     assert_eq!(report.problems(), Vec::<String>::new());
     report.assert_says("The chain, from the editor:\n  1. proxy `p1`: a process; protocol rfd");
-    report.assert_says(&format!("       runs {} --record ", binaries.proxy.display()));
+    report.assert_says(&format!(
+        "       runs {} --record ",
+        binaries.proxy.display()
+    ));
     report.assert_says("  2. agent `agent`: a process\n");
-    report.assert_says(&format!("       runs {} --record ", binaries.agent.display()));
-    report.assert_says(
-        "on failure: fail (the chain stops); startup timeout 5s; no request timeout",
-    );
+    report.assert_says(&format!(
+        "       runs {} --record ",
+        binaries.agent.display()
+    ));
+    report
+        .assert_says("on failure: fail (the chain stops); startup timeout 5s; no request timeout");
     report.assert_says("on PATH=/usr/bin:/bin:/usr/sbin:/sbin");
     report.assert_says("No problems found.");
 }
@@ -212,8 +217,7 @@ fn a_missing_wasm_file_and_a_file_that_is_not_webassembly_are_problems() {
     let problems = report.problems();
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(
-        problems[0].contains(":6:8: `wasm`: cannot read ")
-            && problems[0].contains("absent.wasm"),
+        problems[0].contains(":6:8: `wasm`: cannot read ") && problems[0].contains("absent.wasm"),
         "{problems:?}"
     );
     assert!(

@@ -97,10 +97,18 @@ pub(crate) fn command_findings(notes: &Observations, paths: &Paths<'_>) -> Vec<F
                     here.display(),
                     there.display()
                 ),
-                hints: vec![format!(
-                    "write the full path of the one you mean: `command = \"{}\"`",
-                    here.display()
-                )],
+                hints: vec![if registry {
+                    format!(
+                        "the registry agent runs `{}` from the PATH: give acp-conductor a PATH \
+                         that finds the one you mean in the editor's settings for it (its `env`)",
+                        lookup.command
+                    )
+                } else {
+                    format!(
+                        "write the full path of the one you mean: `command = \"{}\"`",
+                        here.display()
+                    )
+                }],
             }),
             Ok(_) => {}
         }

@@ -68,10 +68,9 @@ impl Origin {
         match self {
             Origin::File(path) => format!("registry file {}", path.display()),
             Origin::Fetched { url, .. } => format!("the registry at {url}, fetched now"),
-            Origin::Cached { url, age, .. } => format!(
-                "the registry at {url}, as cached {} ago",
-                crate::config::format_duration(std::time::Duration::from_secs(age.as_secs()))
-            ),
+            Origin::Cached { url, age, .. } => {
+                format!("the registry at {url}, as cached {} ago", age_text(*age))
+            }
         }
     }
 
@@ -86,11 +85,22 @@ impl Origin {
             } => Some(format!(
                 "using the registry cached {} ago in {} because it could not be fetched again: \
                  {why}",
-                crate::config::format_duration(std::time::Duration::from_secs(age.as_secs())),
+                age_text(*age),
                 cache.display()
             )),
             _ => None,
         }
+    }
+}
+
+/// An age for people: "40 s", "12 min", "5 h", "3 days".
+fn age_text(age: std::time::Duration) -> String {
+    let seconds = age.as_secs();
+    match seconds {
+        0..60 => format!("{seconds} s"),
+        60..3600 => format!("{} min", seconds / 60),
+        3600..172_800 => format!("{} h", seconds / 3600),
+        _ => format!("{} days", seconds / 86_400),
     }
 }
 

@@ -303,3 +303,15 @@ fn the_table_lists_every_agent_with_its_distributions() {
         "{elsewhere}"
     );
 }
+
+#[test]
+fn ages_are_said_in_a_unit_people_use() {
+    use std::time::Duration;
+    assert_eq!(super::age_text(Duration::from_secs(59)), "59 s");
+    assert_eq!(super::age_text(Duration::from_secs(150)), "2 min");
+    assert_eq!(super::age_text(Duration::from_secs(5 * 3600 + 7)), "5 h");
+    assert_eq!(
+        super::age_text(Duration::from_secs(2 * 86_400 + 5)),
+        "2 days"
+    );
+}
