@@ -117,7 +117,11 @@ fn run_doctor(
         }
     );
     match &loaded {
-        Ok(config) => report.push_str(&chain::describe(config, notes.registry.as_ref())),
+        Ok(config) => report.push_str(&hide_values(
+            chain::describe(config, notes.registry.as_ref()),
+            &notes,
+            vars,
+        )),
         Err(_) => report.push_str("The chain cannot be shown until the errors below are fixed."),
     }
     report.push_str("\n\n");
@@ -193,6 +197,29 @@ fn error_findings(errors: &ConfigErrors, notes: &Observations) -> Vec<Finding> {
             }
         })
         .collect()
+}
+
+/// `text` with the value of each variable the file references written back as `${NAME}`:
+/// an argument made of `${API_KEY}` is shown as that, not as the key. Values every session
+/// has (`HOME`) and very short ones stay, since hiding them would hide half the text.
+fn hide_values(
+    mut text: String,
+    notes: &Observations,
+    vars: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    let mut values: Vec<(String, &str)> = notes
+        .variables
+        .iter()
+        .filter(|used| !EVERYWHERE.contains(&used.name.as_str()))
+        .filter_map(|used| vars(&used.name).map(|value| (value, used.name.as_str())))
+        .filter(|(value, _)| value.chars().count() >= 4)
+        .collect();
+    // Longest first, so that a value containing another is hidden whole.
+    values.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    for (value, name) in values {
+        text = text.replace(&value, &format!("${{{name}}}"));
+    }
+    text
 }
 
 /// Variables without a default that are set here: an editor started from the desktop may
