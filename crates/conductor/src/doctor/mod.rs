@@ -215,7 +215,7 @@ fn hide_values(
         .filter(|(value, _)| value.chars().count() >= 4)
         .collect();
     // Longest first, so that a value containing another is hidden whole.
-    values.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    values.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
     for (value, name) in values {
         text = text.replace(&value, &format!("${{{name}}}"));
     }
