@@ -1,5 +1,6 @@
-//! The `acp-conductor` command line: `run` (the editor-facing agent), `check`, `prompt`.
-//! Parses arguments and picks a runtime; the work is done by `run`, `config` and `acp-prompt`.
+//! The `acp-conductor` command line: `run` (the editor-facing agent), `check`, `doctor`,
+//! `agents`, `prompt`. Parses arguments and picks a runtime; the work is done by `run`,
+//! `config`, `doctor`, `registry` and `acp-prompt`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,6 +46,27 @@ enum Command {
         #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
         config: PathBuf,
     },
+    /// Check a config against this machine as an editor will run it: commands on the
+    /// editor's PATH, wasm files, sandbox grants, variables; print the chain (exit 1 on a
+    /// problem, 78 when the file cannot be read).
+    Doctor {
+        #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
+        config: PathBuf,
+        /// The PATH the editor starts acp-conductor with (default: a desktop app's,
+        /// /usr/bin:/bin:/usr/sbin:/sbin).
+        #[arg(long, value_name = "PATH")]
+        path: Option<String>,
+        /// Also start the chain, send `initialize` as an editor would, time each
+        /// component's answer, and stop everything.
+        #[arg(long)]
+        probe: bool,
+    },
+    /// List the agents of the ACP agent registry (`[agent] registry = "<id>"` runs one).
+    Agents {
+        /// Read this registry file instead of fetching the published registry.
+        #[arg(long, value_name = "FILE")]
+        registry_file: Option<PathBuf>,
+    },
     /// Play the editor: send prompts through the chain, in one session, and print the answers.
     Prompt {
         #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
@@ -88,6 +110,23 @@ pub fn main() -> ExitCode {
         Command::Check { config } => {
             crate::logging::init(cli.log.as_deref(), "warn");
             config::check(&config)
+        }
+        Command::Doctor {
+            config,
+            path,
+            probe,
+        } => {
+            // The report says what went wrong; `--log` shows the conductor's own lines too.
+            crate::logging::init(cli.log.as_deref(), "off");
+            crate::doctor::doctor_command(&crate::doctor::DoctorRequest {
+                config: &config,
+                editor_path: path.as_deref(),
+                probe,
+            })
+        }
+        Command::Agents { registry_file } => {
+            crate::logging::init(cli.log.as_deref(), "warn");
+            crate::registry::agents_command(registry_file.as_deref())
         }
         Command::Run {
             config,

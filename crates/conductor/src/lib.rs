@@ -5,11 +5,13 @@
 pub mod cli;
 pub mod component;
 pub mod config;
+pub mod doctor;
 pub mod event;
 pub mod link;
 pub mod logging;
 pub mod mcp;
 pub mod prompt_command;
+pub mod registry;
 pub mod router;
 pub mod run;
 pub mod supervisor;

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::config::{Config, FailurePolicy};
 use crate::event::Event;
-use crate::link::{Link, LinkDone, LinkLimits, Links};
+use crate::link::{Link, LinkDone, LinkId, LinkLimits, Links};
 use crate::router::topology::{ChainMode, Topology};
 use crate::router::{ChainLink, DialectChoice, Finish, Role, Router};
 use crate::supervisor::Supervisor;
@@ -30,6 +30,26 @@ const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
 /// Must run on the runtime's main thread (inside `block_on`): children are started from
 /// it, see [`crate::component::native::spawn`].
 pub async fn run(config: &Config, mode: ChainMode) -> Finish {
+    run_with(config, mode, connect_editor, None).await
+}
+
+/// Someone besides the router who follows a run: `doctor --probe`, which times each
+/// component's answer to `initialize`. It sees every event just before the router does.
+pub(crate) trait Watcher: Send + 'static {
+    /// The chain as started, in order from position 1: each component's link and name.
+    fn chain(&mut self, components: &[(LinkId, String)]);
+    /// An event on its way to the router.
+    fn event(&mut self, event: &Event);
+}
+
+/// [`run`], with the editor's link made by `editor` (the conductor's stdio, or an
+/// in-memory peer for `doctor --probe`) and `watcher`, if any, following the events.
+pub(crate) async fn run_with(
+    config: &Config,
+    mode: ChainMode,
+    editor: impl FnOnce(&Links) -> (Link, LinkDone),
+    watcher: Option<Box<dyn Watcher>>,
+) -> Finish {
     let settings = &config.conductor;
     let trace = match start_trace(config, mode) {
         Ok(trace) => trace,
@@ -54,7 +74,11 @@ pub async fn run(config: &Config, mode: ChainMode) -> Finish {
     // Components first, so that one failing to start is reported before anything the
     // editor sends.
     let components = supervisor.start_chain();
-    let (editor_link, editor_done) = connect_editor(&links);
+    let events_rx = match watcher {
+        Some(watcher) => watch(watcher, &components, events_rx),
+        None => events_rx,
+    };
+    let (editor_link, editor_done) = editor(&links);
     let name = match mode {
         ChainMode::Agent => EDITOR,
         ChainMode::Proxy => PARENT,
@@ -145,6 +169,29 @@ fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, String
     Trace::start(file, &config.conductor.trace, &secrets, &components)
         .map_err(|error| format!("cannot write the trace to {}: {error}", file.display()))
         .map(Some)
+}
+
+/// Shows `watcher` the chain, then each event before passing it on to the router.
+fn watch(
+    mut watcher: Box<dyn Watcher>,
+    components: &[ChainLink],
+    mut from_links: mpsc::Receiver<Event>,
+) -> mpsc::Receiver<Event> {
+    let chain: Vec<(LinkId, String)> = components
+        .iter()
+        .map(|component| (component.link.id, component.name.clone()))
+        .collect();
+    watcher.chain(&chain);
+    let (to_router, events) = mpsc::channel(EVENT_QUEUE);
+    tokio::spawn(async move {
+        while let Some(event) = from_links.recv().await {
+            watcher.event(&event);
+            if to_router.send(event).await.is_err() {
+                return;
+            }
+        }
+    });
+    events
 }
 
 /// The editor (or parent conductor) is at the other end of our own stdin and stdout.

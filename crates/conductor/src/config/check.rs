@@ -9,7 +9,7 @@ use super::duration::format_duration;
 use super::size::format_size;
 use super::{
     AfterRestarts, AgentSpec, BuiltinAgent, CommandSpec, Config, DirMode, FailurePolicy, Mode,
-    OnFailure, ProxyLaunch, ProxyProtocol, WasmKind, WasmSpec, load_with,
+    OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, WasmKind, WasmSpec, inspect,
 };
 
 /// `EX_CONFIG` from BSD `sysexits.h`: the configuration is wrong.
@@ -39,12 +39,12 @@ fn run_check(
 ) -> u8 {
     // A failed write (a closed pipe) cannot be reported anywhere better; the exit code
     // still tells the caller whether the configuration is valid.
-    match load_with(path, env, exe_dir) {
-        Ok(config) => {
-            let _ = writeln!(out, "{}", summary(&config));
+    match inspect(path, env, exe_dir) {
+        (Ok(config), notes) => {
+            let _ = writeln!(out, "{}", summary(&config, notes.registry.as_ref()));
             0
         }
-        Err(errors) => {
+        (Err(errors), _) => {
             let _ = writeln!(err, "{errors}");
             EX_CONFIG
         }
@@ -52,7 +52,7 @@ fn run_check(
 }
 
 /// One paragraph: the chain in order from the editor, then the limits.
-fn summary(config: &Config) -> String {
+fn summary(config: &Config, registry: Option<&RegistryUse>) -> String {
     let upstream = match config.conductor.mode {
         Mode::Agent => "the editor",
         Mode::Proxy => "a parent conductor (proxy mode)",
@@ -75,7 +75,19 @@ fn summary(config: &Config) -> String {
         .collect();
     let agent_failure = failure_details(&config.agent_failure);
     hops.push(match &config.agent {
-        Some(AgentSpec::Command(launch)) => format!("agent {}", launched(launch, &agent_failure)),
+        Some(AgentSpec::Command(launch)) => match registry {
+            Some(registry) => format!(
+                "agent {}",
+                launched(
+                    launch,
+                    &format!(
+                        ", {} {} from the agent registry ({}){agent_failure}",
+                        registry.name, registry.version, registry.kind
+                    )
+                )
+            ),
+            None => format!("agent {}", launched(launch, &agent_failure)),
+        },
         Some(AgentSpec::Builtin {
             agent: BuiltinAgent::Demo,
             command,
@@ -319,7 +331,7 @@ mod tests {
         assert_eq!(
             err,
             format!(
-                "{file}:1:1: [agent] needs `command` (a program to run) or `builtin = \"demo\"`\n\
+                "{file}:1:1: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`\n\
                  {file}:2:1: unknown key `comand` in [agent]; did you mean `command`?\n\
                  {file}:3:1: [[proxy]] #1 needs a `name`\n\
                  {file}:4:11: command `nowhere` not found on PATH\n"

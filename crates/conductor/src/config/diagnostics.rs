@@ -115,7 +115,7 @@ impl<'s> Diagnostics<'s> {
     }
 
     /// 1-based line and character column of a byte offset.
-    fn location(&self, offset: usize) -> (usize, usize) {
+    pub(super) fn location(&self, offset: usize) -> (usize, usize) {
         let mut offset = offset.min(self.source.len());
         while !self.source.is_char_boundary(offset) {
             offset -= 1;

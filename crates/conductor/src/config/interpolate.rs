@@ -66,6 +66,34 @@ pub(crate) fn interpolate(
     }
 }
 
+/// The well-formed references in `text`, in order: each name and whether it has a default.
+pub(crate) fn references(text: &str) -> Vec<(String, bool)> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(dollar) = rest.find('$') {
+        let from_dollar = &rest[dollar..];
+        if let Some(after) = from_dollar.strip_prefix("$${") {
+            rest = after;
+        } else if let Some(after) = from_dollar.strip_prefix("${") {
+            let Some(close) = after.find('}') else {
+                break;
+            };
+            let reference = &after[..close];
+            let (name, default) = match reference.split_once(":-") {
+                Some((name, _)) => (name, true),
+                None => (reference, false),
+            };
+            if is_variable_name(name) {
+                found.push((name.to_owned(), default));
+            }
+            rest = &after[close + 1..];
+        } else {
+            rest = &from_dollar[1..];
+        }
+    }
+    found
+}
+
 /// The value of one `NAME` or `NAME:-default` reference.
 fn substitute(
     reference: &str,
@@ -118,6 +146,15 @@ mod tests {
 
     fn expand(text: &str) -> Result<String, Vec<InterpolationError>> {
         interpolate(text, &vars)
+    }
+
+    #[test]
+    fn references_are_listed_with_whether_they_have_a_default() {
+        assert_eq!(
+            references("a${HOME}b${KEY:-x}$${NOT}${1BAD}${LAST"),
+            [("HOME".to_owned(), false), ("KEY".to_owned(), true)]
+        );
+        assert!(references("plain $ text").is_empty());
     }
 
     #[test]

@@ -8,12 +8,15 @@ mod check;
 mod diagnostics;
 mod duration;
 mod interpolate;
+mod observe;
+#[cfg(test)]
+mod registry_tests;
 mod resolve;
 mod schema;
 mod size;
 mod suggest;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 mod wasm_file;
@@ -27,12 +30,17 @@ use toml::de::DeTable;
 
 pub use check::check;
 pub use diagnostics::{ConfigError, ConfigErrors};
+pub use observe::{Observations, ProgramLookup, RegistryUse, VariableUse, inspect};
 pub use wasm_file::WasmKind;
 
 pub(crate) use duration::format_duration;
+pub(crate) use resolve::{ProgramSearch, resolve_program};
+pub(crate) use schema::default_cache_dir;
 pub(crate) use size::format_size;
+pub(crate) use suggest::close_matches;
 
 use diagnostics::Diagnostics;
+use observe::Recorder;
 use schema::Surroundings;
 
 /// A validated configuration: every program exists and every variable was set.
@@ -319,6 +327,7 @@ pub fn load_in_mode(path: &Path, mode: Option<Mode>) -> Result<Config, ConfigErr
         &|name| std::env::var(name).ok(),
         exe_dir.as_deref(),
         mode,
+        Recorder(None),
     )
 }
 
@@ -329,7 +338,7 @@ pub fn load_with(
     env: &dyn Fn(&str) -> Option<String>,
     exe_dir: Option<&Path>,
 ) -> Result<Config, ConfigErrors> {
-    read_and_parse(path, env, exe_dir, None)
+    read_and_parse(path, env, exe_dir, None, Recorder(None))
 }
 
 fn read_and_parse(
@@ -337,12 +346,13 @@ fn read_and_parse(
     env: &dyn Fn(&str) -> Option<String>,
     exe_dir: Option<&Path>,
     mode: Option<Mode>,
+    recorder: Recorder<'_>,
 ) -> Result<Config, ConfigErrors> {
     let bytes = std::fs::read(path).map_err(|error| {
         ConfigErrors::whole_file(path, format!("cannot read the configuration: {error}"))
     })?;
     match String::from_utf8(bytes) {
-        Ok(text) => parse_in_mode(&text, path, env, exe_dir, mode),
+        Ok(text) => parse_in_mode(&text, path, env, exe_dir, mode, recorder),
         Err(error) => {
             let valid =
                 String::from_utf8_lossy(&error.as_bytes()[..error.utf8_error().valid_up_to()]);
@@ -361,7 +371,7 @@ pub fn parse_str(
     env: &dyn Fn(&str) -> Option<String>,
     exe_dir: Option<&Path>,
 ) -> Result<Config, ConfigErrors> {
-    parse_in_mode(text, file, env, exe_dir, None)
+    parse_in_mode(text, file, env, exe_dir, None, Recorder(None))
 }
 
 fn parse_in_mode(
@@ -370,6 +380,7 @@ fn parse_in_mode(
     env: &dyn Fn(&str) -> Option<String>,
     exe_dir: Option<&Path>,
     mode: Option<Mode>,
+    recorder: Recorder<'_>,
 ) -> Result<Config, ConfigErrors> {
     let absolute_file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let config_dir = absolute_file
@@ -392,6 +403,7 @@ fn parse_in_mode(
         exe_dir,
         config_dir: &config_dir,
         mode,
+        recorder,
     };
     schema::validate(
         document.get_ref(),

@@ -10,7 +10,8 @@ use toml::de::{DeString, DeTable, DeValue};
 
 use super::diagnostics::Diagnostics;
 use super::duration::parse_duration;
-use super::interpolate::{InterpolationError, interpolate};
+use super::interpolate::{InterpolationError, interpolate, references};
+use super::observe::{ProgramLookup, Recorder, VariableUse};
 use super::resolve::{ProgramSearch, relative_to, resolve_dir, resolve_program};
 use super::size::{parse_size, size_from_integer};
 use super::suggest::did_you_mean;
@@ -21,8 +22,11 @@ use super::{
 use failure::Component;
 
 mod failure;
+mod registry;
 mod trace;
 mod wasm;
+
+pub(crate) use wasm::default_cache_dir;
 
 const ROOT_KEYS: &[&str] = &["conductor", "agent", "proxy"];
 const CONDUCTOR_KEYS: &[&str] = &[
@@ -39,6 +43,8 @@ const CONDUCTOR_KEYS: &[&str] = &[
 const AGENT_KEYS: &[&str] = &[
     "command",
     "builtin",
+    "registry",
+    "registry_file",
     "args",
     "env",
     "cwd",
@@ -87,6 +93,8 @@ pub(crate) struct Surroundings<'a> {
     pub(crate) config_dir: &'a Path,
     /// A mode chosen on the command line (`run --proxy`), which wins over the file's.
     pub(crate) mode: Option<Mode>,
+    /// Where what was looked up is noted, for `doctor`.
+    pub(crate) recorder: Recorder<'a>,
 }
 
 /// Which checks apply to a value.
@@ -111,6 +119,7 @@ pub(crate) fn validate(
     let mut validator = Validator {
         diagnostics,
         surroundings,
+        cache_dir: None,
     };
     validator.unknown_keys(root, "at the top level", ROOT_KEYS);
     let mut conductor = validator.conductor(root.get("conductor"));
@@ -120,6 +129,7 @@ pub(crate) fn validate(
     if conductor.cache_dir.is_none() {
         conductor.cache_dir = wasm::default_cache_dir(surroundings.vars);
     }
+    validator.cache_dir.clone_from(&conductor.cache_dir);
     let (agent, agent_name, agent_failure) = match root.get("agent") {
         Some(value) => validator.agent(value),
         None if conductor.mode == Mode::Proxy => (None, None, Some(FailurePolicy::default())),
@@ -159,6 +169,8 @@ struct AgentName {
 struct Validator<'v, 's, 'a> {
     diagnostics: &'v mut Diagnostics<'s>,
     surroundings: &'a Surroundings<'a>,
+    /// `[conductor]`'s cache directory, once read: the published registry is cached there.
+    cache_dir: Option<PathBuf>,
 }
 
 impl Validator<'_, '_, '_> {
@@ -256,6 +268,38 @@ impl Validator<'_, '_, '_> {
     ) -> (Option<AgentSpec>, Option<AgentName>) {
         let command = table.get_key_value("command");
         let builtin = table.get_key_value("builtin");
+        let registry = table.get_key_value("registry");
+        if registry.is_none()
+            && let Some((key, _)) = table.get_key_value("registry_file")
+        {
+            self.error(
+                key.span(),
+                "`registry_file` only says where `registry = \"<id>\"` looks the agent up; \
+                 set `registry` too, or remove it",
+            );
+        }
+        let chosen: Vec<(&str, usize)> = [
+            ("command", command),
+            ("builtin", builtin),
+            ("registry", registry),
+        ]
+        .into_iter()
+        .filter_map(|(name, entry)| entry.map(|(key, _)| (name, key.span().start)))
+        .collect();
+        if let [(first, _), (second, _), ..] = chosen.as_slice() {
+            let later = chosen.iter().map(|(_, start)| *start).max().unwrap_or(0);
+            self.error(
+                later..later,
+                format!("[agent] sets both `{first}` and `{second}`; keep one of them"),
+            );
+            // Checked only so that their own mistakes are reported in the same pass.
+            if let Some((_, builtin)) = builtin {
+                self.choice("builtin", builtin, BUILTINS, scope);
+            }
+            let name = self.agent_name(table, DEFAULT_AGENT_NAME, scope);
+            self.launch(table, None, scope);
+            return (None, name);
+        }
         if let (None, Some((_, builtin))) = (command, builtin) {
             for (key, _) in entries(table) {
                 let name: &str = key.get_ref();
@@ -263,8 +307,8 @@ impl Validator<'_, '_, '_> {
                     self.error(
                         key.span(),
                         format!(
-                            "`{name}` applies only to an agent started with `command`, not to \
-                             `builtin`"
+                            "`{name}` applies only to an agent started with `command` or \
+                             `registry`, not to `builtin`"
                         ),
                     );
                 }
@@ -274,38 +318,39 @@ impl Validator<'_, '_, '_> {
                 .and_then(|agent| self.builtin_agent(agent, builtin.span()));
             return (spec, None);
         }
-        let name = match table.get("name") {
+        if let Some((_, registry)) = registry {
+            return self.registry_agent(table, registry, scope);
+        }
+        let name = self.agent_name(table, DEFAULT_AGENT_NAME, scope);
+        let launch = self.launch(table, name.as_ref().map(|name| name.name.clone()), scope);
+        if command.is_none() {
+            self.error(
+                value.span(),
+                "[agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent \
+                 from the ACP registry) or `builtin = \"demo\"`",
+            );
+            return (None, name);
+        }
+        (launch.map(AgentSpec::Command), name)
+    }
+
+    /// `[agent] name`, or `default` when the file gives none.
+    fn agent_name(
+        &mut self,
+        table: &DeTable<'_>,
+        default: &str,
+        scope: Scope,
+    ) -> Option<AgentName> {
+        match table.get("name") {
             Some(value) => self.name(value, scope).map(|name| AgentName {
                 name,
                 defaulted: false,
             }),
             None => Some(AgentName {
-                name: DEFAULT_AGENT_NAME.to_owned(),
+                name: default.to_owned(),
                 defaulted: true,
             }),
-        };
-        let launch = self.launch(table, name.as_ref().map(|name| name.name.clone()), scope);
-        let spec = match (command, builtin) {
-            (Some(_), None) => launch.map(AgentSpec::Command),
-            (Some((command_key, _)), Some((builtin_key, builtin))) => {
-                let later = command_key.span().start.max(builtin_key.span().start);
-                self.error(
-                    later..later,
-                    "[agent] sets both `command` and `builtin`; keep one of them",
-                );
-                // Checked only so that its own mistakes are reported in the same pass.
-                self.choice("builtin", builtin, BUILTINS, scope);
-                None
-            }
-            (None, _) => {
-                self.error(
-                    value.span(),
-                    "[agent] needs `command` (a program to run) or `builtin = \"demo\"`",
-                );
-                None
-            }
-        };
-        (spec, name)
+        }
     }
 
     fn proxies(&mut self, value: &Value<'_>, agent_name: Option<&AgentName>) -> Vec<ProxySpec> {
@@ -334,9 +379,12 @@ impl Validator<'_, '_, '_> {
                     && agent_name.name == name
                 {
                     let origin = if agent_name.defaulted {
-                        " (the agent is named `agent` unless [agent] sets `name`)"
+                        format!(
+                            " (the agent is named `{}` unless [agent] sets `name`)",
+                            agent_name.name
+                        )
                     } else {
-                        ""
+                        String::new()
                     };
                     self.error(
                         span.clone(),
@@ -451,7 +499,7 @@ impl Validator<'_, '_, '_> {
     ) -> Option<CommandSpec> {
         let program = table.get("command").and_then(|command| {
             self.string("command", command, scope)
-                .and_then(|text| self.program(&text, command.span(), scope))
+                .and_then(|text| self.program(&text, command.span(), scope, name.as_deref()))
         });
         let args = match table.get("args") {
             Some(value) => self.string_array("args", value, scope),
@@ -477,7 +525,13 @@ impl Validator<'_, '_, '_> {
         })
     }
 
-    fn program(&mut self, command: &str, span: Range<usize>, scope: Scope) -> Option<PathBuf> {
+    fn program(
+        &mut self,
+        command: &str,
+        span: Range<usize>,
+        scope: Scope,
+        component: Option<&str>,
+    ) -> Option<PathBuf> {
         if command.is_empty() {
             self.error(span, "`command` must not be empty");
             return None;
@@ -487,24 +541,42 @@ impl Validator<'_, '_, '_> {
             // dropped once validated.
             return Some(PathBuf::from(command));
         }
-        resolve_program(
+        let found = self.look_up(command, span.clone(), component);
+        found.map_err(|message| self.error(span, message)).ok()
+    }
+
+    /// Resolves `command` as a `command` value is, noting a bare name's lookup for `doctor`.
+    fn look_up(
+        &mut self,
+        command: &str,
+        span: Range<usize>,
+        component: Option<&str>,
+    ) -> Result<PathBuf, String> {
+        let found = resolve_program(
             command,
             self.surroundings.config_dir,
             &self.program_search(),
-        )
-        .map_err(|message| self.error(span, message))
-        .ok()
+        );
+        if !command.contains('/') {
+            let (line, column) = self.diagnostics.line_and_column(span.start);
+            self.surroundings.recorder.record(|notes| {
+                notes.programs.push(ProgramLookup {
+                    component: component.map(str::to_owned),
+                    command: command.to_owned(),
+                    line,
+                    column,
+                    found: found.as_ref().ok().cloned(),
+                })
+            });
+        }
+        found
     }
 
     /// An agent shipped with the conductor: its program is looked up as a bare `command`
     /// name is, and a missing one is reported at the `builtin` value.
     fn builtin_agent(&mut self, agent: BuiltinAgent, span: Range<usize>) -> Option<AgentSpec> {
         let program = agent.program();
-        let found = resolve_program(
-            program,
-            self.surroundings.config_dir,
-            &self.program_search(),
-        );
+        let found = self.look_up(program, span.clone(), Some(agent.name()));
         let program = found
             .map_err(|message| {
                 self.error(
@@ -603,6 +675,21 @@ impl Validator<'_, '_, '_> {
         if text.contains('\0') {
             self.error(span, format!("`{key}` must not contain a NUL character"));
             return None;
+        }
+        if scope == Scope::FileAndMachine {
+            let (line, column) = self.diagnostics.line_and_column(span.start);
+            for (name, has_default) in references(text) {
+                let set = (self.surroundings.vars)(&name).is_some();
+                self.surroundings.recorder.record(|notes| {
+                    notes.variables.push(VariableUse {
+                        name,
+                        has_default,
+                        set,
+                        line,
+                        column,
+                    })
+                });
+            }
         }
         match interpolate(text, self.surroundings.vars) {
             Ok(expanded) => Some(expanded),

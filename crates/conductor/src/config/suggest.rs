@@ -15,6 +15,30 @@ pub(crate) fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str>
         .map(|(_, candidate)| candidate)
 }
 
+/// Up to `limit` candidates `word` may have meant, closest first: those [`closest`] would
+/// accept, and those containing `word` or contained in it (an id typed short, `codex` for
+/// `codex-acp`) when it has at least three characters.
+pub(crate) fn close_matches<'c>(word: &str, candidates: &[&'c str], limit: usize) -> Vec<&'c str> {
+    let lowered = word.to_ascii_lowercase();
+    let mut scored: Vec<(usize, &'c str)> = candidates
+        .iter()
+        .filter_map(|candidate| {
+            let distance = edit_distance(&lowered, candidate);
+            let longer = lowered.chars().count().max(candidate.chars().count());
+            let close = distance <= (longer / 3).max(1);
+            let contains = lowered.chars().count() >= 3
+                && (candidate.contains(lowered.as_str()) || lowered.contains(*candidate));
+            (close || contains).then_some((distance, *candidate))
+        })
+        .collect();
+    scored.sort();
+    scored
+        .into_iter()
+        .take(limit)
+        .map(|(_, candidate)| candidate)
+        .collect()
+}
+
 /// ` (did you mean `x`?)`-style tail for a message, or nothing.
 pub(crate) fn did_you_mean(word: &str, candidates: &[&str], quote: char) -> String {
     closest(word, candidates)
@@ -83,6 +107,25 @@ mod tests {
         assert_eq!(closest("sandbox", &AGENT_KEYS), None);
         assert_eq!(closest("x", &AGENT_KEYS), None);
         assert_eq!(closest("environment", &AGENT_KEYS), None);
+    }
+
+    #[test]
+    fn close_matches_include_ids_typed_short_and_stop_at_the_limit() {
+        let ids = [
+            "codex-acp",
+            "claude-code-acp",
+            "gemini",
+            "qwen-code",
+            "kimi",
+        ];
+        assert_eq!(close_matches("codex", &ids, 3), ["codex-acp"]);
+        assert_eq!(close_matches("gemni", &ids, 3), ["gemini"]);
+        assert_eq!(
+            close_matches("code", &ids, 3),
+            ["codex-acp", "qwen-code", "claude-code-acp"]
+        );
+        assert_eq!(close_matches("code", &ids, 1).len(), 1);
+        assert!(close_matches("zz", &ids, 3).is_empty());
     }
 
     #[test]

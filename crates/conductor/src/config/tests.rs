@@ -668,7 +668,9 @@ fn required_keys_are_reported_at_their_table() {
     );
     assert_eq!(
         machine.errors("\n[conductor]\n\n  [agent]\nname = \"a\"\n"),
-        ["4:3: [agent] needs `command` (a program to run) or `builtin = \"demo\"`"]
+        [
+            "4:3: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`"
+        ]
     );
     assert_eq!(
         machine.errors(&format!(
@@ -711,8 +713,8 @@ fn builtin_agents_take_no_launch_keys_and_exclude_command() {
     assert_eq!(
         machine.errors("[agent]\nbuiltin = \"demo\"\nargs = []\nname = \"d\"\n"),
         [
-            "3:1: `args` applies only to an agent started with `command`, not to `builtin`",
-            "4:1: `name` applies only to an agent started with `command`, not to `builtin`",
+            "3:1: `args` applies only to an agent started with `command` or `registry`, not to `builtin`",
+            "4:1: `name` applies only to an agent started with `command` or `registry`, not to `builtin`",
         ]
     );
     assert_eq!(
@@ -781,7 +783,7 @@ name = "ctx"
             "3:11: command `missing-proxy` not found next to acp-conductor or on PATH",
             "7:12: `max_line`: invalid size \"lots\": write a whole number of bytes, or a whole \
              number followed by KiB, MiB or GiB, such as \"64MiB\"",
-            "10:1: [agent] needs `command` (a program to run) or `builtin = \"demo\"`",
+            "10:1: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`",
             "11:1: unknown key `comand` in [agent]; did you mean `command`?",
             "12:9: `args` items must be strings, found integer",
             "13:15: environment variable `UNSET_KEY` is not set (write `${UNSET_KEY:-default}` \
@@ -820,8 +822,8 @@ fn errors_display_with_the_file_as_given() {
     .unwrap_err();
     assert_eq!(
         errors.to_string(),
-        "conf/conductor.toml:1:1: [agent] needs `command` (a program to run) or \
-         `builtin = \"demo\"`\n\
+        "conf/conductor.toml:1:1: [agent] needs `command` (a program to run), `registry = \
+         \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`\n\
          conf/conductor.toml:2:1: unknown key `comand` in [agent]; did you mean `command`?"
     );
 }
