@@ -26,6 +26,7 @@ const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
 /// Must run on the runtime's main thread (inside `block_on`): children are started from
 /// it, see [`crate::component::native::spawn`].
 pub async fn run(config: &Config, mode: ChainMode) -> Finish {
+    let started = tokio::time::Instant::now();
     let settings = &config.conductor;
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
     let limits = LinkLimits {
@@ -78,8 +79,12 @@ pub async fn run(config: &Config, mode: ChainMode) -> Finish {
         }
         () = router.release_shims() => stopping.await,
     }
+    let end = router.end_of_run();
     let supervisor = router.into_components();
     supervisor.shims_written(SHIM_FLUSH_WAIT).await;
+    // The router says when the chain is up; the run, once everything has stopped, how it
+    // ended.
+    tracing::info!("{}", end.describe(started.elapsed()));
     finish
 }
 

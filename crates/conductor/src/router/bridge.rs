@@ -376,6 +376,7 @@ impl<C: Components> Router<C> {
         if !self.links[owner].alive {
             return;
         }
+        self.count_answer(owner, matches!(outcome, Outcome::Error(_)));
         let mut out = Vec::new();
         encode::response(&mut out, &origin_id, outcome);
         self.queue(owner, Bytes::from(out), link);
@@ -571,6 +572,7 @@ impl<C: Components> Router<C> {
         if !self.links[link].alive {
             return;
         }
+        self.count_answer(link, matches!(outcome, Outcome::Error(_)));
         let mut out = Vec::new();
         encode::response(&mut out, mcp_id, outcome);
         self.queue(link, Bytes::from(out), link);

@@ -71,6 +71,7 @@ impl<C: Components> Router<C> {
             Event::ShimConnected(link) => self.on_shim_connected(link),
             Event::Signal(name) => {
                 tracing::info!(signal = name, "shutting down");
+                self.ending(format!("the conductor received {name}"));
                 self.answer_editor_requests(
                     error_code::SHUTTING_DOWN,
                     &format!("the conductor received {name} and is shutting down"),
@@ -85,6 +86,7 @@ impl<C: Components> Router<C> {
     fn on_link_event(&mut self, link: LinkId, event: LinkEvent) {
         match event {
             LinkEvent::Frames(frames) => {
+                self.heard_from(link);
                 for frame in frames {
                     self.on_frame(link, frame);
                 }
@@ -172,6 +174,8 @@ impl<C: Components> Router<C> {
     pub(super) fn on_editor_gone(&mut self) {
         match self.state {
             RunState::Running => {
+                let editor = &self.links[self.editor()].name;
+                self.ending(format!("the {editor} closed the conductor's stdin"));
                 self.state = RunState::Draining {
                     deadline: Instant::now() + self.shutdown_grace,
                 };

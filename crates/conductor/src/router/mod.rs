@@ -7,7 +7,8 @@
 //! [`recovery`] carries out `bypass` and `restart`; [`deadlines`] fails components that do
 //! not answer in time; [`admission`] refuses what its sender may not send (yet);
 //! [`bad_input`] answers what cannot be routed, and [`skipped`] counts both; [`event_loop`]
-//! takes events in order and knows how a run ends; [`bridge`] relays MCP for bridge shims.
+//! takes events in order and knows how a run ends; [`bridge`] relays MCP for bridge shims;
+//! [`run_log`] says when the chain is up and how the run ended.
 //! The router starts nothing itself: it asks its [`Components`].
 
 mod admission;
@@ -23,6 +24,7 @@ mod lost_sessions;
 mod mcp_routes;
 pub mod pending;
 mod recovery;
+mod run_log;
 mod skipped;
 mod timers;
 pub mod topology;
@@ -47,12 +49,13 @@ use crate::config::{FailurePolicy, OnFailure};
 use crate::event::Event;
 use crate::link::{Link, LinkId, Outbox, ReadGate};
 use bridge::Shims;
-pub use components::{BridgeEndpoint, Components, Restarted};
+pub use components::{BridgeEndpoint, Components, LaunchKind, Launched, Restarted};
 pub use initialize::AgentCapabilities;
 use lost_sessions::LostSessions;
 use mcp_routes::McpTable;
 use pending::PendingRequests;
 use recovery::Health;
+pub use run_log::EndOfRun;
 use timers::Timers;
 use topology::{Position, Topology};
 
@@ -261,6 +264,8 @@ pub struct Router<C> {
     /// Whether the chain's `initialize` has arrived.
     opening: admission::Opening,
     skipped: skipped::Skipped,
+    /// What the chain-up and end-of-run log lines say.
+    run_log: run_log::RunLog,
 }
 
 impl<C: Components> Router<C> {
@@ -320,6 +325,7 @@ impl<C: Components> Router<C> {
             shims: Shims::default(),
             opening: admission::Opening::default(),
             skipped: skipped::Skipped::default(),
+            run_log: run_log::RunLog::default(),
         }
     }
 

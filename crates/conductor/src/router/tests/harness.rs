@@ -17,7 +17,8 @@ use crate::link::{Link, LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
 use crate::router::skipped::Skipped;
 use crate::router::topology::{ChainMode, Position, Topology};
 use crate::router::{
-    BridgeEndpoint, ChainLink, Components, DialectChoice, Finish, Restarted, Role, Router,
+    BridgeEndpoint, ChainLink, Components, DialectChoice, EndOfRun, Finish, LaunchKind, Launched,
+    Restarted, Role, Router,
 };
 
 /// How long a test waits for something that must happen before it fails.
@@ -41,6 +42,9 @@ pub struct FakeComponents {
     asked: Arc<Mutex<Asked>>,
     /// The params each position was initialized with, handed back on restart.
     initialize_params: HashMap<Position, Bytes>,
+    /// When the chain was made: every position was "launched" then, as native pid 1000 +
+    /// its position.
+    launched_at: tokio::time::Instant,
 }
 
 impl Components for FakeComponents {
@@ -72,6 +76,15 @@ impl Components for FakeComponents {
             .unwrap()
             .initialized
             .push((position, params));
+    }
+
+    fn launched(&self, position: Position) -> Option<Launched> {
+        Some(Launched {
+            kind: LaunchKind::Native {
+                pid: Some(1000 + position as i32),
+            },
+            at: self.launched_at,
+        })
     }
 
     fn bridge(&mut self) -> std::io::Result<BridgeEndpoint> {
@@ -223,14 +236,18 @@ impl Spec {
             links: links.clone(),
             asked: asked.clone(),
             initialize_params: HashMap::new(),
+            launched_at: tokio::time::Instant::now(),
         };
         let mut router = Router::new(topology, chain, received, components, self.shutdown_grace);
         if self.initialized {
             router.assume_initialized();
         }
+        let ended = Arc::new(Mutex::new(None));
+        let end_of_run = ended.clone();
         let routing = tokio::spawn(async move {
             let finish = router.run().await;
             router.close_components();
+            *end_of_run.lock().unwrap() = Some(router.end_of_run());
             (finish, router.skipped.clone())
         });
         let mut peers = peers.into_iter();
@@ -245,6 +262,7 @@ impl Spec {
             links,
             asked,
             routing,
+            ended,
         }
     }
 }
@@ -260,6 +278,8 @@ pub struct Chain {
     pub links: Links,
     pub asked: Arc<Mutex<Asked>>,
     routing: JoinHandle<(Finish, Skipped)>,
+    /// How the run ended, once the router has finished.
+    ended: Arc<Mutex<Option<EndOfRun>>>,
 }
 
 impl Chain {
@@ -341,6 +361,18 @@ impl Chain {
     /// Waits for the router to finish routing.
     pub async fn finish(self) -> Finish {
         self.finish_counting().await.0
+    }
+
+    /// Waits for the router to finish routing; with how the run ended, for its log line.
+    pub async fn finish_ending(self) -> (Finish, EndOfRun) {
+        let ended = self.ended.clone();
+        let (finish, _) = self.finish_counting().await;
+        let end = ended
+            .lock()
+            .unwrap()
+            .take()
+            .expect("set as the router finished");
+        (finish, end)
     }
 
     /// Waits for the router to finish routing; with what it counted as not routed.

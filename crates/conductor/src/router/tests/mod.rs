@@ -13,3 +13,4 @@ mod ordering;
 mod properties;
 mod recovery;
 mod routing;
+mod run_log;
