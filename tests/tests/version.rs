@@ -23,8 +23,7 @@ fn version_names_the_release_the_commit_and_the_profile() {
         .and_then(|rest| rest.split_once(" ("))
         .unwrap_or_else(|| panic!("unexpected --version: {line:?}"));
     assert!(
-        release.split('.').count() == 3
-            && release.split('.').all(|n| n.parse::<u32>().is_ok()),
+        release.split('.').count() == 3 && release.split('.').all(|n| n.parse::<u32>().is_ok()),
         "{line:?}"
     );
     let (commit, profile) = build
@@ -51,7 +50,10 @@ fn version_names_the_release_the_commit_and_the_profile() {
         "a git checkout names its commit: {line:?}"
     );
     assert!(
-        git(checkout, &["cat-file", "-e", &format!("{commit}^{{commit}}")]),
+        git(
+            checkout,
+            &["cat-file", "-e", &format!("{commit}^{{commit}}")]
+        ),
         "{commit} is not a commit of this repository: {line:?}"
     );
 }
