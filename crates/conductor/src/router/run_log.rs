@@ -58,6 +58,8 @@ pub struct Answers {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EndOfRun {
     pub why: String,
+    /// Who the editor is: `editor`, or in proxy mode `parent conductor`.
+    pub editor: String,
     pub answers: Answers,
 }
 
@@ -66,11 +68,12 @@ impl EndOfRun {
     pub fn describe(&self, ran: Duration) -> String {
         let a = &self.answers;
         format!(
-            "chain ended after {}: {}; requests answered with an error: {} of {} from the editor, {} of {} from components",
+            "chain ended after {}: {}; requests answered with an error: {} of {} from the {}, {} of {} from components",
             human(ran),
             self.why,
             a.editor_errors,
             a.editor,
+            self.editor,
             a.component_errors,
             a.components,
         )
@@ -224,6 +227,7 @@ impl<C: Components> Router<C> {
             });
         EndOfRun {
             why,
+            editor: self.links[self.editor()].name.clone(),
             answers: self.run_log.answers,
         }
     }
@@ -303,7 +307,8 @@ mod tests {
     #[test]
     fn the_end_line_says_why_how_long_and_how_many_errors() {
         let end = EndOfRun {
-            why: "the editor closed its input".into(),
+            why: "the editor closed the conductor's stdin".into(),
+            editor: "editor".into(),
             answers: Answers {
                 editor: 41,
                 editor_errors: 2,
@@ -313,8 +318,18 @@ mod tests {
         };
         assert_eq!(
             end.describe(Duration::from_millis(12_345)),
-            "chain ended after 12.3s: the editor closed its input; requests answered with an error: \
+            "chain ended after 12.3s: the editor closed the conductor's stdin; requests answered with an error: \
              2 of 41 from the editor, 0 of 3 from components"
+        );
+        let nested = EndOfRun {
+            why: "the conductor received SIGTERM".into(),
+            editor: "parent conductor".into(),
+            answers: Answers::default(),
+        };
+        assert_eq!(
+            nested.describe(Duration::from_secs(187)),
+            "chain ended after 3m07s: the conductor received SIGTERM; requests answered with an error: \
+             0 of 0 from the parent conductor, 0 of 0 from components"
         );
     }
 }
