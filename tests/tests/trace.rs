@@ -193,7 +193,7 @@ fn a_traced_run_records_every_hop_maps_every_id_and_keeps_secrets_out() {
     assert_eq!(header["components"][4]["role"], "agent");
     let end = trace.records.last().expect("records");
     assert_eq!(end["type"], "end", "{end}");
-    assert_eq!(end["reason"], "the editor closed its input");
+    assert_eq!(end["reason"], "the editor closed the conductor's stdin");
     assert_eq!(end["dropped"], 0);
     assert!(!trace.records.iter().any(|r| r["type"] == "dropped"));
     assert!(

@@ -16,7 +16,7 @@ use crate::run;
 #[derive(Debug, Parser)]
 #[command(
     name = "acp-conductor",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ACP_CONDUCTOR_BUILD"), ")"),
     about = "Runs a chain of ACP proxies and an agent as one ACP agent"
 )]
 struct Cli {

@@ -50,6 +50,7 @@ pub(crate) async fn run_with(
     editor: impl FnOnce(&Links) -> (Link, LinkDone),
     watcher: Option<Box<dyn Watcher>>,
 ) -> Finish {
+    let started = tokio::time::Instant::now();
     let settings = &config.conductor;
     let trace = match start_trace(config, mode) {
         Ok(trace) => trace,
@@ -102,7 +103,6 @@ pub(crate) async fn run_with(
     )
     .with_trace(trace.as_ref().map(|t| t.sink().clone()));
     let finish = router.run().await;
-    let ending = router.ending_reason().map(str::to_owned);
     router.close_components();
     let _ = tokio::time::timeout(EDITOR_FLUSH_WAIT, editor_done.writer_finished()).await;
     // Shims are released as the agent closes them, and all of them once it has stopped.
@@ -116,14 +116,14 @@ pub(crate) async fn run_with(
         }
         () = router.release_shims() => stopping.await,
     }
+    let end = router.end_of_run();
     let supervisor = router.into_components();
     supervisor.shims_written(SHIM_FLUSH_WAIT).await;
+    // The router says when the chain is up; the run, once everything has stopped, how it
+    // ended.
+    tracing::info!("{}", end.describe(started.elapsed()));
     if let Some(trace) = trace {
-        let reason = ending.unwrap_or_else(|| match finish {
-            Finish::Stopped => "stopped".to_owned(),
-            Finish::Failed => "a component failed".to_owned(),
-        });
-        trace.finish(&reason);
+        trace.finish(&end.why);
     }
     finish
 }

@@ -6,6 +6,8 @@
 //! one write), `--eof-file PATH` (written when stdin reaches EOF), `--no-embedded-context`
 //! (`promptCapabilities.embeddedContext: false` in the initialize result), `--on-start
 //! RECIPE` (bytes written before anything is read: a banner, a request before `initialize`),
+//! `--stderr RECIPE` (bytes written to stderr before anything is read: coloured log lines,
+//! escape sequences; added for the tests of the conductor's relay of component stderr),
 //! `--progress-file PATH` (how many bytes a `flood` has written so far),
 //! `--answer-after-cancel` (a turn ended by `$/cancel_request` is answered twice: -32800,
 //! then its result), `--replies PATH` (canned answers: each line of the file is a JSON
@@ -21,6 +23,7 @@
 //! EOF.
 
 use std::collections::HashMap;
+use std::io::Write;
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::fixture_io::{self, FixtureArgs, Recording};
@@ -72,6 +75,11 @@ fn main() {
     let args = FixtureArgs::from_env(&["burst", "no-embedded-context", "answer-after-cancel"]);
     fixture_io::write_pid_file(args.value("pid-file"));
     let mut recording = Recording::open(args.value("record"));
+    if let Some(recipe) = args.value("stderr") {
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_all(&agent_script::recipe_bytes(recipe, "null"));
+        let _ = stderr.flush();
+    }
     if let Some(recipe) = args.value("on-start") {
         fixture_io::send_bytes(&agent_script::recipe_bytes(recipe, "null"));
     }

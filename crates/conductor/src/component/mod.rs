@@ -4,6 +4,7 @@
 //! Only the supervisor calls these; it decides when a component starts, stops or starts again.
 
 pub mod native;
+pub mod stderr_relay;
 pub mod stderr_tail;
 pub mod wasm;
 
@@ -32,6 +33,8 @@ pub struct Instance {
     pub process_group: Option<i32>,
     /// For WASM instances: the task running the guest, to end one that does not stop.
     pub task: Option<tokio::task::AbortHandle>,
+    /// When it was launched.
+    pub launched_at: tokio::time::Instant,
 }
 
 impl Instance {

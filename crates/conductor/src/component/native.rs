@@ -1,5 +1,5 @@
 //! Native components: a child process in its own process group, JSON-RPC on stdin/stdout,
-//! stderr logged line by line under the component's name. Knows processes, not messages.
+//! stderr relayed line by line under the component's name. Knows processes, not messages.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -8,6 +8,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{ChildStderr, Command};
 use tokio::sync::{mpsc, watch};
 
+use super::stderr_relay;
 use super::stderr_tail::StderrTail;
 use super::{Instance, Started, StopSignal, report_exit, trace_started};
 use crate::config::CommandSpec;
@@ -48,6 +49,7 @@ pub(crate) fn spawn(
             Ok(())
         });
     }
+    let launched_at = tokio::time::Instant::now();
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("could not start `{}`: {e}", spec.program.display()))?;
@@ -100,6 +102,7 @@ pub(crate) fn spawn(
             stopped,
             process_group: pid,
             task: None,
+            launched_at,
         },
     })
 }
@@ -111,12 +114,7 @@ async fn log_stderr(stderr: ChildStderr, component: String, tail: StderrTail) {
         line.clear();
         match lines.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => return,
-            Ok(_) => {
-                let text = String::from_utf8_lossy(&line);
-                let text = text.trim_end_matches(['\n', '\r']);
-                tracing::info!(target: "acp_conductor::component", component = %component, "{text}");
-                tail.push(text);
-            }
+            Ok(_) => stderr_relay::relay(&component, &line, &tail),
         }
     }
 }

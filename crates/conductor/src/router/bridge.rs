@@ -380,6 +380,7 @@ impl<C: Components> Router<C> {
         if !self.links[owner].alive {
             return;
         }
+        self.count_answer(owner, matches!(outcome, Outcome::Error(_)));
         let mut out = Vec::new();
         encode::response(&mut out, &origin_id, outcome);
         self.trace_answered(owner, &origin_id);
@@ -578,6 +579,7 @@ impl<C: Components> Router<C> {
         if !self.links[link].alive {
             return;
         }
+        self.count_answer(link, matches!(outcome, Outcome::Error(_)));
         let mut out = Vec::new();
         encode::response(&mut out, mcp_id, outcome);
         self.trace_answered(link, mcp_id);

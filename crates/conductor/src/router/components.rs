@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use bytes::Bytes;
+use tokio::time::Instant;
 
 use super::topology::Position;
 use crate::link::Link;
@@ -27,6 +28,29 @@ pub trait Components {
 
     /// Where MCP bridge shims for the agent dial in, opening the socket on first use.
     fn bridge(&mut self) -> std::io::Result<BridgeEndpoint>;
+
+    /// How the current instance at `position` was launched, for the log; `None` when
+    /// nothing runs there (or, in tests, nothing was launched).
+    fn launched(&self, _position: Position) -> Option<Launched> {
+        None
+    }
+}
+
+/// How a component instance was launched and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launched {
+    pub kind: LaunchKind,
+    pub at: Instant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchKind {
+    /// A `command`: a child process (its process id).
+    Native { pid: Option<i32> },
+    /// A `builtin` agent: a program shipped with the conductor, run as a child process.
+    Builtin { pid: Option<i32> },
+    /// A WASM proxy, running inside the conductor.
+    Wasm { module: PathBuf },
 }
 
 /// A component started again.

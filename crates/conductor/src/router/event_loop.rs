@@ -71,7 +71,7 @@ impl<C: Components> Router<C> {
             Event::ShimConnected(link) => self.on_shim_connected(link),
             Event::Signal(name) => {
                 tracing::info!(signal = name, "shutting down");
-                self.trace_ending(|| format!("the conductor received {name}"));
+                self.ending(format!("the conductor received {name}"));
                 self.answer_editor_requests(
                     error_code::SHUTTING_DOWN,
                     &format!("the conductor received {name} and is shutting down"),
@@ -86,6 +86,7 @@ impl<C: Components> Router<C> {
     fn on_link_event(&mut self, link: LinkId, event: LinkEvent) {
         match event {
             LinkEvent::Frames(frames) if self.traced() => {
+                self.heard_from(link);
                 for frame in frames {
                     self.trace_in(link, &frame);
                     self.on_frame(link, frame);
@@ -93,6 +94,7 @@ impl<C: Components> Router<C> {
                 }
             }
             LinkEvent::Frames(frames) => {
+                self.heard_from(link);
                 for frame in frames {
                     self.on_frame(link, frame);
                 }
@@ -189,10 +191,10 @@ impl<C: Components> Router<C> {
     }
 
     pub(super) fn on_editor_gone(&mut self) {
-        let editor = self.links[self.editor()].name.clone();
-        self.trace_ending(|| format!("the {editor} closed its input"));
         match self.state {
             RunState::Running => {
+                let editor = &self.links[self.editor()].name;
+                self.ending(format!("the {editor} closed the conductor's stdin"));
                 self.state = RunState::Draining {
                     deadline: Instant::now() + self.shutdown_grace,
                 };

@@ -95,8 +95,8 @@ impl<C: Components> Router<C> {
     pub(super) fn on_write_failed(&mut self, link: LinkId, reason: String, stalled: bool) {
         if self.links[link].role == Role::Editor {
             tracing::debug!(%reason, "the editor stopped reading");
-            let editor = self.links[link].name.clone();
-            self.trace_ending(|| format!("the {editor} stopped reading: {reason}"));
+            let editor = &self.links[link].name;
+            self.ending(format!("the {editor} stopped reading: {reason}"));
             self.state = RunState::Finished(self.finish_kind());
         } else if stalled {
             self.component_gone(link, Ending::because(reason));
@@ -195,7 +195,7 @@ impl<C: Components> Router<C> {
         message: String,
         data: Box<RawValue>,
     ) {
-        self.trace_ending(|| message.clone());
+        self.ending(message.clone());
         self.answer_requests_sent_to(link, &message, &data);
         self.answer_editor_requests(error_code::COMPONENT_FAILED, &message, Some(&data));
         let waiting = self.take_pending(|_| true);

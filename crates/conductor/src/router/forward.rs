@@ -424,6 +424,7 @@ impl<C: Components> Router<C> {
         if !self.links[entry.origin].alive {
             return;
         }
+        self.count_answer(entry.origin, matches!(outcome, Outcome::Error(_)));
         let outcome = match (&rewritten, outcome) {
             (Some(r), Outcome::Result(_)) => Outcome::Result(r),
             (_, o) => o,
@@ -479,7 +480,10 @@ impl<C: Components> Router<C> {
     /// proxy's answer is kept for a restarted instance of it.
     fn initialized(&mut self, origin: LinkId, result: &RawValue) {
         match self.links[origin].position {
-            Some(0) => self.editor_initialized = true,
+            Some(0) => {
+                self.editor_initialized = true;
+                self.chain_up();
+            }
             Some(position) if self.topology.is_proxy(position) => {
                 self.positions[position].initialize_answer = Some(result.to_owned());
             }
@@ -499,6 +503,7 @@ impl<C: Components> Router<C> {
         if !self.links[link].alive {
             return;
         }
+        self.count_answer(link, true);
         let mut out = Vec::new();
         encode::error_response(&mut out, id, code, message, data);
         self.queue(link, Bytes::from(out), link);

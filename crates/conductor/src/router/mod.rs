@@ -8,7 +8,8 @@
 //! not answer in time; [`admission`] refuses what its sender may not send (yet);
 //! [`bad_input`] answers what cannot be routed, and [`skipped`] counts both; [`event_loop`]
 //! takes events in order and knows how a run ends; [`bridge`] relays MCP for bridge shims;
-//! [`traced`] records, in a traced run, each frame it takes and where it sent it.
+//! [`run_log`] says when the chain is up and how the run ended; [`traced`] records, in a
+//! traced run, each frame it takes and where it sent it.
 //! The router starts nothing itself: it asks its [`Components`].
 
 mod admission;
@@ -24,6 +25,7 @@ mod lost_sessions;
 mod mcp_routes;
 pub mod pending;
 mod recovery;
+mod run_log;
 mod skipped;
 mod timers;
 pub mod topology;
@@ -49,12 +51,13 @@ use crate::config::{FailurePolicy, OnFailure};
 use crate::event::Event;
 use crate::link::{Link, LinkId, Outbox, ReadGate};
 use bridge::Shims;
-pub use components::{BridgeEndpoint, Components, Restarted};
+pub use components::{BridgeEndpoint, Components, LaunchKind, Launched, Restarted};
 pub use initialize::AgentCapabilities;
 use lost_sessions::LostSessions;
 use mcp_routes::McpTable;
 use pending::PendingRequests;
 use recovery::Health;
+pub use run_log::EndOfRun;
 use timers::Timers;
 use topology::{Position, Topology};
 
@@ -265,6 +268,8 @@ pub struct Router<C> {
     skipped: skipped::Skipped,
     /// The record of the frame being routed, in a traced run.
     trace: Option<crate::trace::RouteTrace>,
+    /// What the chain-up and end-of-run log lines say.
+    run_log: run_log::RunLog,
 }
 
 impl<C: Components> Router<C> {
@@ -325,6 +330,7 @@ impl<C: Components> Router<C> {
             opening: admission::Opening::default(),
             skipped: skipped::Skipped::default(),
             trace: None,
+            run_log: run_log::RunLog::default(),
         }
     }
 

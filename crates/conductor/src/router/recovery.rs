@@ -287,6 +287,7 @@ impl<C: Components> Router<C> {
         };
         let mut out = Vec::with_capacity(answer.get().len() + 64);
         encode::response(&mut out, id.get(), Outcome::Result(answer));
+        self.count_answer(link, false);
         self.queue(link, Bytes::from(out), link);
         true
     }

@@ -101,16 +101,4 @@ impl<C: Components> Router<C> {
             trace.component(name, event, detail);
         }
     }
-
-    /// Why the run ends, for the trace's last record; the first reason given is kept.
-    pub(super) fn trace_ending(&mut self, reason: impl FnOnce() -> String) {
-        if let Some(trace) = &mut self.trace {
-            trace.ending(reason());
-        }
-    }
-
-    /// Why the run ended, as the router knows it.
-    pub fn ending_reason(&self) -> Option<&str> {
-        self.trace.as_ref().and_then(RouteTrace::ending_reason)
-    }
 }

@@ -24,7 +24,9 @@ use crate::config::{
 use crate::event::Event;
 use crate::link::{Link, LinkId, Links};
 use crate::router::topology::{Position, Topology};
-use crate::router::{BridgeEndpoint, ChainLink, Components, DialectChoice, Restarted, Role};
+use crate::router::{
+    BridgeEndpoint, ChainLink, Components, DialectChoice, LaunchKind, Launched, Restarted, Role,
+};
 use bridge_socket::BridgeSocket;
 
 /// After a component's input closed: how long it gets to exit on its own, then after
@@ -34,7 +36,11 @@ const EXIT_WAIT: Duration = Duration::from_secs(1);
 /// How a position's component is started.
 #[derive(Debug, Clone)]
 enum Launch {
-    Native(CommandSpec),
+    /// A `command`, or a `builtin` agent (`builtin` says which, for the log).
+    Native {
+        spec: CommandSpec,
+        builtin: bool,
+    },
     Wasm(WasmSpec),
     /// Nothing can be started: the reason is its failure.
     Missing(String),
@@ -86,7 +92,10 @@ impl Supervisor {
                 },
                 failure: proxy.failure,
                 launch: match &proxy.launch {
-                    ProxyLaunch::Native(command) => Launch::Native(command.clone()),
+                    ProxyLaunch::Native(command) => Launch::Native {
+                        spec: command.clone(),
+                        builtin: false,
+                    },
                     ProxyLaunch::Wasm(spec) => Launch::Wasm(spec.clone()),
                 },
                 initialize_params: None,
@@ -94,11 +103,25 @@ impl Supervisor {
             })
             .collect();
         if topology.agent_position().is_some() {
-            let name = Supervisor::agent_name(config);
-            let launch = match &config.agent {
-                Some(AgentSpec::Command(spec)) => Launch::Native(spec.clone()),
-                Some(AgentSpec::Builtin { command, .. }) => Launch::Native(command.clone()),
-                None => Launch::Missing("is not configured: add an [agent] table".to_string()),
+            let (name, launch) = match &config.agent {
+                Some(AgentSpec::Command(spec)) => (
+                    spec.name.clone(),
+                    Launch::Native {
+                        spec: spec.clone(),
+                        builtin: false,
+                    },
+                ),
+                Some(AgentSpec::Builtin { command, .. }) => (
+                    command.name.clone(),
+                    Launch::Native {
+                        spec: command.clone(),
+                        builtin: true,
+                    },
+                ),
+                None => (
+                    "agent".to_string(),
+                    Launch::Missing("is not configured: add an [agent] table".to_string()),
+                ),
             };
             slots.push(Slot {
                 name,
@@ -158,7 +181,7 @@ impl Supervisor {
     fn start(&mut self, position: Position) -> Link {
         let launch = self.slot(position).launch.clone();
         let started = match &launch {
-            Launch::Native(spec) => native::spawn(spec, &self.links, &self.events),
+            Launch::Native { spec, .. } => native::spawn(spec, &self.links, &self.events),
             Launch::Wasm(spec) => wasm::spawn(spec, &self.wasm, &self.links, &self.events),
             Launch::Missing(reason) => Err(reason.clone()),
         };
@@ -242,6 +265,27 @@ impl Components for Supervisor {
 
     fn initialized(&mut self, position: Position, params: Bytes) {
         self.slot(position).initialize_params = Some(params);
+    }
+
+    fn launched(&self, position: Position) -> Option<Launched> {
+        let slot = &self.slots[position.checked_sub(1)?];
+        let instance = &self.instances[slot.current?];
+        let kind = match &slot.launch {
+            Launch::Native { builtin: false, .. } => LaunchKind::Native {
+                pid: instance.process_group,
+            },
+            Launch::Native { builtin: true, .. } => LaunchKind::Builtin {
+                pid: instance.process_group,
+            },
+            Launch::Wasm(spec) => LaunchKind::Wasm {
+                module: spec.module.clone(),
+            },
+            Launch::Missing(_) => return None,
+        };
+        Some(Launched {
+            kind,
+            at: instance.launched_at,
+        })
     }
 
     fn bridge(&mut self) -> std::io::Result<BridgeEndpoint> {

@@ -18,8 +18,6 @@ pub struct RouteTrace {
     current: Option<Message>,
     /// Connections to each MCP server so far, for naming shim links.
     shims: HashMap<String, usize>,
-    /// Why the run ended, as first known.
-    ending: Option<String>,
 }
 
 impl RouteTrace {
@@ -28,7 +26,6 @@ impl RouteTrace {
             sink,
             current: None,
             shims: HashMap::new(),
-            ending: None,
         }
     }
 
@@ -109,16 +106,5 @@ impl RouteTrace {
 
     pub fn component(&self, name: &str, event: ComponentEvent, detail: String) {
         self.sink.component(name, event, detail);
-    }
-
-    /// Why the run ends; the first reason given is kept.
-    pub fn ending(&mut self, reason: impl Into<String>) {
-        if self.ending.is_none() {
-            self.ending = Some(reason.into());
-        }
-    }
-
-    pub fn ending_reason(&self) -> Option<&str> {
-        self.ending.as_deref()
     }
 }

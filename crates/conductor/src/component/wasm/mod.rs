@@ -59,6 +59,7 @@ pub(crate) fn spawn(
     links: &Links,
     events: &mpsc::Sender<Event>,
 ) -> Result<Started, String> {
+    let launched_at = tokio::time::Instant::now();
     let engine = engine::shared()?;
     let clock = Arc::new(ComputeClock::new());
     let (host_stdin, guest_stdin) = streams::stdin(PIPE_BYTES, clock.clone());
@@ -112,6 +113,7 @@ pub(crate) fn spawn(
             stopped,
             process_group: None,
             task: Some(task.abort_handle()),
+            launched_at,
         },
     })
 }

@@ -17,6 +17,7 @@ use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
 use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
 
 use super::limits::ComputeClock;
+use crate::component::stderr_relay;
 use crate::component::stderr_tail::StderrTail;
 
 /// The most one guest write may hand over at once (WASI's usual permit size).
@@ -434,10 +435,7 @@ impl GuestStderr {
     }
 
     fn log_line(&self, line: &[u8]) {
-        let text = String::from_utf8_lossy(line);
-        let text = text.trim_end_matches(['\n', '\r']);
-        tracing::info!(target: "acp_conductor::component", component = %self.component, "{text}");
-        self.tail.push(text);
+        stderr_relay::relay(&self.component, line, &self.tail);
     }
 }
 

@@ -19,7 +19,8 @@ use crate::link::{Link, LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
 use crate::router::skipped::Skipped;
 use crate::router::topology::{ChainMode, Position, Topology};
 use crate::router::{
-    BridgeEndpoint, ChainLink, Components, DialectChoice, Finish, Restarted, Role, Router,
+    BridgeEndpoint, ChainLink, Components, DialectChoice, EndOfRun, Finish, LaunchKind, Launched,
+    Restarted, Role, Router,
 };
 use crate::trace::Trace;
 
@@ -44,6 +45,9 @@ pub struct FakeComponents {
     asked: Arc<Mutex<Asked>>,
     /// The params each position was initialized with, handed back on restart.
     initialize_params: HashMap<Position, Bytes>,
+    /// When the chain was made: every position was "launched" then, as native pid 1000 +
+    /// its position.
+    launched_at: tokio::time::Instant,
 }
 
 impl Components for FakeComponents {
@@ -75,6 +79,15 @@ impl Components for FakeComponents {
             .unwrap()
             .initialized
             .push((position, params));
+    }
+
+    fn launched(&self, position: Position) -> Option<Launched> {
+        Some(Launched {
+            kind: LaunchKind::Native {
+                pid: Some(1000 + position as i32),
+            },
+            at: self.launched_at,
+        })
     }
 
     fn bridge(&mut self) -> std::io::Result<BridgeEndpoint> {
@@ -237,15 +250,19 @@ impl Spec {
             links: links.clone(),
             asked: asked.clone(),
             initialize_params: HashMap::new(),
+            launched_at: tokio::time::Instant::now(),
         };
         let mut router = Router::new(topology, chain, received, components, self.shutdown_grace)
             .with_trace(sink);
         if self.initialized {
             router.assume_initialized();
         }
+        let ended = Arc::new(Mutex::new(None));
+        let end_of_run = ended.clone();
         let routing = tokio::spawn(async move {
             let finish = router.run().await;
             router.close_components();
+            *end_of_run.lock().unwrap() = Some(router.end_of_run());
             (finish, router.skipped.clone())
         });
         let mut peers = peers.into_iter();
@@ -261,6 +278,7 @@ impl Spec {
             asked,
             routing,
             trace,
+            ended,
         }
     }
 }
@@ -288,6 +306,8 @@ pub struct Chain {
     pub asked: Arc<Mutex<Asked>>,
     routing: JoinHandle<(Finish, Skipped)>,
     trace: Option<(Trace, PathBuf)>,
+    /// How the run ended, once the router has finished.
+    ended: Arc<Mutex<Option<EndOfRun>>>,
 }
 
 impl Chain {
@@ -369,6 +389,18 @@ impl Chain {
     /// Waits for the router to finish routing.
     pub async fn finish(self) -> Finish {
         self.finish_counting().await.0
+    }
+
+    /// Waits for the router to finish routing; with how the run ended, for its log line.
+    pub async fn finish_ending(self) -> (Finish, EndOfRun) {
+        let ended = self.ended.clone();
+        let (finish, _) = self.finish_counting().await;
+        let end = ended
+            .lock()
+            .unwrap()
+            .take()
+            .expect("set as the router finished");
+        (finish, end)
     }
 
     /// Waits for the router to finish routing; with what it counted as not routed.

@@ -13,4 +13,5 @@ mod ordering;
 mod properties;
 mod recovery;
 mod routing;
+mod run_log;
 mod trace;
