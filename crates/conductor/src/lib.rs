@@ -13,3 +13,4 @@ pub mod prompt_command;
 pub mod router;
 pub mod run;
 pub mod supervisor;
+pub mod trace_view;
