@@ -8,6 +8,7 @@
 
 mod trace_view {
     pub mod browser;
+    pub mod cdp;
     pub mod http;
     pub mod synthetic;
     pub mod tap;
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use acp_conductor_tests::{Editor, TestChain, binaries, scenario};
 use serde_json::{Value, json};
-use trace_view::{browser, http, synthetic, tap};
+use trace_view::{browser, cdp, http, synthetic, tap};
 
 /// Where the real chain's trace comes from. `run --trace FILE` is not on this branch yet,
 /// so `trace-tap` records every link and `tap::trace_from_taps` writes the trace; once the
@@ -708,5 +709,71 @@ fn serve_follows_the_trace_as_it_grows_and_stops_on_ctrl_c() {
     assert_eq!(answered.status, 200);
     let said: Vec<String> = server.stderr.try_iter().collect();
     assert!(said.iter().any(|l| l.contains("stopped")), "{said:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_served_page_in_chromium_appends_records_as_the_file_grows() {
+    let dir = acp_conductor_tests::test_chain::fresh_dir("trace-view-live");
+    let trace = dir.join("live.jsonl");
+    let all: Vec<String> = synthetic::trace(90).lines().map(str::to_string).collect();
+    let head: String = all[..7].iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&trace, &head).expect("write");
+    let server = Server::start(&trace);
+    let mut page = cdp::Page::open(&format!("http://{}/", server.addr), &dir.join("profile"));
+    let patience = Duration::from_secs(30);
+    page.report_when(patience, |r| r["records"] == 7 && r["live"]["next"] == 7);
+
+    // A real click on the first row (the editor's prompt) selects it.
+    let canvas = page.eval(
+        "(() => { const r = document.getElementById('canvas').getBoundingClientRect(); \
+         return {left: r.left, top: r.top}; })()",
+    );
+    let (x, y) = (
+        canvas["left"].as_f64().unwrap() + 300.0,
+        canvas["top"].as_f64().unwrap() + 11.0,
+    );
+    page.click(x, y);
+    let report = page.report_when(patience, |r| r["selected"].is_object());
+    assert_eq!(report["selected"]["record"], 1, "{report}");
+    assert_eq!(report["selected"]["pair"], Value::Null, "no response yet");
+
+    // The rest of the file arrives: the page appends it, follows the end, and pairs the
+    // prompt with its response, which came in the appended part.
+    let rest: String = all[7..].iter().map(|l| format!("{l}\n")).collect();
+    append(&trace, &rest);
+    let report = page.report_when(patience, |r| r["records"] == all.len());
+    assert_eq!(report["messages"], 90);
+    assert_eq!(report["rows"], 90);
+    assert!(
+        report["firstVisibleRow"].as_u64().unwrap() > 0,
+        "the view followed the end: {report}"
+    );
+    let response = all
+        .iter()
+        .position(|l| {
+            let r: Value = serde_json::from_str(l).unwrap();
+            r["link"] == "editor" && r["dir"] == "out" && r["kind"] == "response" && r["id"] == 1
+        })
+        .expect("the prompt's response");
+    let report = page.report_when(patience, |r| r["pairs"].as_u64().unwrap_or(0) > 0);
+    assert!(report["hops"].as_u64().unwrap() > 0, "{report}");
+    // Enter jumps from the selected request to its response.
+    page.command(
+        "Input.dispatchKeyEvent",
+        json!({"type": "keyDown", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13}),
+    );
+    let report = page.report_when(patience, |r| r["selected"]["record"] != 1);
+    assert_eq!(report["selected"]["record"], response, "{report}");
+    assert_eq!(report["selected"]["pair"], 1, "{report}");
+
+    // A new run rewrites the file: the page starts again from it.
+    std::fs::write(&trace, format!("{}\n{}\n", all[0], all[1])).expect("rewrite");
+    let report = page.report_when(patience, |r| {
+        r["live"]["generation"] == 1 && r["records"] == 2
+    });
+    assert_eq!(report["messages"], 1);
+    drop(page);
+    drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
