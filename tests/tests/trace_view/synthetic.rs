@@ -242,7 +242,7 @@ pub fn trace(messages: usize) -> String {
             );
         }
         w.t += 0.9;
-        let (kind, answer) = if turn % 50 == 0 {
+        let (kind, answer) = if turn.is_multiple_of(50) {
             (
                 "error",
                 json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32603, "message": "model overloaded"}}),

@@ -71,6 +71,13 @@ pub fn main(args: TraceArgs, log: Option<&str>) -> ExitCode {
             serve: None,
         } => {
             let output = output.unwrap_or_else(|| file.with_extension("html"));
+            if output == file {
+                eprintln!(
+                    "trace view: the page would replace the trace {}: name another with -o",
+                    file.display()
+                );
+                return ExitCode::FAILURE;
+            }
             match write_page(&file, &output) {
                 Ok(records) => {
                     eprintln!(

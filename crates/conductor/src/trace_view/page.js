@@ -201,6 +201,8 @@
           const latency = row.t - req.t;
           if (latency >= 0) stats.latencies.push(latency);
           stats.sorted = null;
+          // Answered before a proxy passed it on: it never will be.
+          if (!req.dirIn && req.thru < 0) forgetPassThrough(req, q);
         }
       }
       // Hop to hop: an "in" record names the record it became on the next link.
@@ -237,7 +239,7 @@
   function passThrough(row, r) {
     const L = row.lane;
     if (L.group !== 0 || L.idx === M.firstNumbered || L.idx === M.lastNumbered) return;
-    const key = L.name + "\x01" + String(row.method).replace(/^_?proxy\//, "") + "\x01" + (row.session || "");
+    const key = throughKey(row);
     if (!row.dirIn) {
       let queue = M.through.get(key);
       if (!queue) M.through.set(key, (queue = []));
@@ -253,6 +255,16 @@
     M.rows[q].thru = r;
     row.thruFrom = q;
     M.passedOn++;
+  }
+
+  function throughKey(row) {
+    return row.lane.name + "\x01" + String(row.method).replace(/^_?proxy\//, "") + "\x01" + (row.session || "");
+  }
+
+  function forgetPassThrough(row, r) {
+    const queue = M.through.get(throughKey(row));
+    const at = queue ? queue.indexOf(r) : -1;
+    if (at >= 0) queue.splice(at, 1);
   }
 
   function link(from, to) {
@@ -505,14 +517,14 @@
     if (maxScroll <= 0) return 0;
     return Math.min(maxTop, (scroller.scrollTop / maxScroll) * maxTop);
   }
-  function scrollToRow(r, align) {
+  function scrollToRow(r) {
     const v = viewIndexOf(r);
     if (v < 0) return;
     if (layoutDirty || !geo) layout();
     const maxTop = totalPx() - geo.h;
     const maxScroll = scrollRange() - geo.h;
     if (maxTop <= 0 || maxScroll <= 0) return;
-    const want = align === "bottom" ? maxTop : v * ROW_H - geo.h / 2 + ROW_H / 2;
+    const want = v * ROW_H - geo.h / 2 + ROW_H / 2;
     const top = Math.max(0, Math.min(maxTop, want));
     scroller.scrollTop = (top / maxTop) * maxScroll;
   }
@@ -1141,7 +1153,7 @@
         const added = ingest(body.records);
         liveNext = body.next;
         appendRows(added);
-        if (follow) scrollToRow(M.rows.length - 1, "bottom");
+        if (follow) scroller.scrollTop = scroller.scrollHeight;
         draw();
         publishReport();
         state.textContent = "● live";
