@@ -454,6 +454,7 @@ fn a_trace_without_header_with_unknown_records_and_a_truncated_tail_is_still_dra
         message(0.5, "agent", json!(2), "in", "response", json!(5)),
         json!({"type": "component", "t": 0.55, "link": "p1", "event": "restarted", "detail": "exit status 1"}),
         message(0.6, "editor", json!(0), "out", "response", json!(0)),
+        json!({"type": "dropped", "t": 0.65, "count": 3, "total": 3}),
     ] {
         text.push_str(&record.to_string());
         text.push('\n');
@@ -464,7 +465,7 @@ fn a_trace_without_header_with_unknown_records_and_a_truncated_tail_is_still_dra
     let html = dir.join("damaged.html");
     let stderr = render(&trace, &html);
     assert!(
-        stderr.contains("1 line(s)") && stderr.contains("line 9"),
+        stderr.contains("1 line(s)") && stderr.contains("line 10"),
         "the stray line is reported: {stderr}"
     );
 
@@ -472,9 +473,13 @@ fn a_trace_without_header_with_unknown_records_and_a_truncated_tail_is_still_dra
     let report = browser::render_report(&dom);
     assert_eq!(report["header"], false);
     // The truncated tail is dropped; the unknown record type is read and ignored.
-    assert_eq!(report["records"], 8, "{report}");
+    assert_eq!(report["records"], 9, "{report}");
     assert_eq!(report["messages"], 6, "{report}");
     assert_eq!(report["componentEvents"], 1, "{report}");
+    assert_eq!(
+        report["dropped"], 3,
+        "the writer's drops are told: {report}"
+    );
     // Components inferred from the links: by position, the bridge connection after them.
     assert_eq!(
         lifeline_names(&report),

@@ -54,6 +54,8 @@
     wanted: new Map(), // r|q \x01 link \x01 id -> an "in" row whose mapsTo was not seen yet
     through: new Map(), // proxy \x01 method \x01 session -> requests written to it, not yet passed on
     passedOn: 0,
+    outRequests: new Map(), // link \x01 id -> the last request written to that link with that id
+    dropped: 0, // message records the writer left out, by its own count
     methods: new Map(),
     sessions: new Map(),
     links: new Map(), // link -> {messages, bytes, requests, latencies[]}
@@ -163,6 +165,7 @@
       wrapped: typeof rec.wrapped === "string" ? rec.wrapped : null,
       id: rec.id === undefined ? null : rec.id,
       mapsTo: rec.mapsTo && typeof rec.mapsTo.link === "string" ? rec.mapsTo : null,
+      cancels: rec.cancels && typeof rec.cancels.link === "string" ? rec.cancels : null,
       session: typeof rec.session === "string" ? rec.session : null,
       bytes: typeof rec.bytes === "number" ? rec.bytes : 0,
       payload: rec.payload,
@@ -187,6 +190,7 @@
       if (kind === "request") {
         stats.requests++;
         M.open.set((row.dirIn ? "i" : "o") + key, r);
+        if (!row.dirIn) M.outRequests.set(key, r);
       } else {
         const reqKey = (row.dirIn ? "o" : "i") + key;
         const q = M.open.get(reqKey);
@@ -303,6 +307,7 @@
       prev: -1,
     };
     M.ended = row;
+    if (typeof rec.dropped === "number") M.dropped = Math.max(M.dropped, rec.dropped);
     M.rows.push(row);
     return row;
   }
@@ -318,6 +323,7 @@
       else if (rec.type === "message") row = onMessage(rec, i);
       else if (rec.type === "component") row = onComponent(rec, i);
       else if (rec.type === "end") row = onEnd(rec, i);
+      else if (rec.type === "dropped" && typeof rec.total === "number") M.dropped = Math.max(M.dropped, rec.total);
       if (row) added.push(M.rows.length - 1);
     }
     return added;
@@ -720,6 +726,7 @@
     if (row.wrapped) text += " □";
     if (row.id !== null) text += "  #" + fmtId(row.id);
     if (row.dirIn && row.mapsTo) text += " → " + row.mapsTo.link + " #" + fmtId(row.mapsTo.id);
+    if (row.cancels) text += " ⊘ " + row.cancels.link + " #" + fmtId(row.cancels.id);
     if (row.pair >= 0 && isResponse(row.kind)) {
       const latency = row.t - M.rows[row.pair].t;
       if (isFinite(latency)) text += "  " + fmtMs(latency) + " ms";
@@ -880,6 +887,7 @@
       );
       add("id", row.id !== null ? fmtId(row.id) : null);
       if (row.mapsTo) add("maps to", row.mapsTo.link + " #" + fmtId(row.mapsTo.id));
+      if (row.cancels) add("cancels", row.cancels.link + " #" + fmtId(row.cancels.id));
       add("wrapped", row.wrapped);
       add("session", row.session);
       add("bytes", String(row.bytes));
@@ -904,6 +912,10 @@
       }
       if (row.prev >= 0) nav.append(navButton("← came from " + rowLabel(row.prev), row.prev, "the previous hop"));
       if (row.next >= 0) nav.append(navButton("→ went on as " + rowLabel(row.next), row.next, "the next hop"));
+      if (row.cancels) {
+        const c = M.outRequests.get(row.cancels.link + "\x01" + idKey(row.cancels.id));
+        if (c !== undefined && c < selected) nav.append(navButton("⊘ the request it cancels", c, row.cancels.link + " #" + fmtId(row.cancels.id)));
+      }
       if (row.thruFrom >= 0)
         nav.append(navButton("← passed on from " + rowLabel(row.thruFrom) + " (inferred)", row.thruFrom, "same method and session, the request written to this proxy before"));
       if (row.thru >= 0)
@@ -1011,6 +1023,7 @@
     if (M.header && typeof M.header.conductor === "string") meta.push("conductor " + M.header.conductor);
     if (!M.header) meta.push("no header: components inferred from the links");
     meta.push(M.messages.toLocaleString("en") + " messages");
+    if (M.dropped) meta.push(M.dropped.toLocaleString("en") + " message records dropped by the writer");
     if (M.ended) meta.push("ended: " + M.ended.reason);
     $("trace-meta").textContent = "· " + meta.join(" · ");
   }
@@ -1053,6 +1066,7 @@
       unanswered: M.open.size,
       hops: M.hops,
       passedOn: M.passedOn,
+      dropped: M.dropped,
       links: linkSummary(),
       methods: M.methods.size,
       sessions: [...M.sessions.keys()],
