@@ -378,7 +378,7 @@ fn a_hundred_thousand_message_trace_opens_and_scrolls_within_budget() {
     let render_time = started.elapsed();
     let size = std::fs::metadata(&html).expect("the page").len();
 
-    let profile = tap_free_profile("100k");
+    let profile = scratch_dir("100k");
     let started = Instant::now();
     let dom = browser::dump_dom(&browser::file_url(&html, "bench"), &profile);
     let browser_time = started.elapsed();
@@ -424,7 +424,7 @@ fn a_hundred_thousand_message_trace_opens_and_scrolls_within_budget() {
     let _ = std::fs::remove_dir_all(&profile);
 }
 
-fn tap_free_profile(label: &str) -> PathBuf {
+fn scratch_dir(label: &str) -> PathBuf {
     acp_conductor_tests::test_chain::fresh_dir(&format!("trace-view-{label}"))
 }
 
