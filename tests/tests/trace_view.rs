@@ -432,50 +432,86 @@ fn scratch_dir(label: &str) -> PathBuf {
 fn a_trace_without_header_with_unknown_records_and_a_truncated_tail_is_still_drawn() {
     let dir = acp_conductor_tests::test_chain::fresh_dir("trace-view-damaged");
     let trace = dir.join("damaged.jsonl");
+    // session/new through p1 to the agent, failing there and the error relayed back; members
+    // and a record type this reader does not know; no header.
     let message = |t: f64, link: &str, position: Value, dir: &str, kind: &str, id: Value| {
         json!({"type": "message", "t": t, "link": link, "position": position, "dir": dir,
                "kind": kind, "method": "session/new", "wrapped": null, "id": id, "mapsTo": null,
                "session": null, "bytes": 40, "payload": {"jsonrpc": "2.0", "id": id}, "future": [1, 2]})
     };
-    let mut text = String::new();
-    for record in [
-        message(0.1, "editor", json!(0), "in", "request", json!(0)),
-        json!({"type": "checkpoint", "t": 0.2, "whatever": true}),
-        message(0.3, "agent", json!(2), "out", "request", json!(5)),
-        message(
-            0.35,
-            "shim:notes#1",
-            Value::Null,
-            "in",
-            "notification",
-            Value::Null,
+    let with = |mut record: Value, key: &str, value: Value| {
+        record[key] = value;
+        record
+    };
+    let records = [
+        with(
+            message(0.1, "editor", json!(0), "in", "request", json!(0)),
+            "mapsTo",
+            json!({"link": "p1", "id": 1}),
         ),
-        message(0.4, "p1", json!(1), "out", "request", json!(1)),
-        message(0.5, "agent", json!(2), "in", "response", json!(5)),
-        json!({"type": "component", "t": 0.55, "link": "p1", "event": "restarted", "detail": "exit status 1"}),
-        message(0.6, "editor", json!(0), "out", "response", json!(0)),
-        json!({"type": "dropped", "t": 0.65, "count": 3, "total": 3}),
-    ] {
+        json!({"type": "checkpoint", "t": 0.2, "whatever": true}),
+        message(0.3, "p1", json!(1), "out", "request", json!(1)),
+        with(
+            with(
+                message(0.35, "p1", json!(1), "in", "request", json!(0)),
+                "wrapped",
+                json!("proxy/successor"),
+            ),
+            "mapsTo",
+            json!({"link": "agent", "id": 5}),
+        ),
+        message(0.4, "agent", json!(2), "out", "request", json!(5)),
+        json!({"type": "message", "t": 0.45, "link": "shim:notes#1", "position": null, "dir": "in",
+               "kind": "notification", "method": "notifications/initialized", "bytes": 50}),
+        json!({"type": "component", "t": 0.5, "link": "p1", "event": "restarted", "detail": "exit status 1"}),
+        with(
+            message(0.6, "agent", json!(2), "in", "error", json!(5)),
+            "mapsTo",
+            json!({"link": "p1", "id": 0}),
+        ),
+        with(
+            message(0.62, "p1", json!(1), "out", "error", json!(0)),
+            "wrapped",
+            json!("proxy/successor"),
+        ),
+        with(
+            message(0.7, "p1", json!(1), "in", "error", json!(1)),
+            "mapsTo",
+            json!({"link": "editor", "id": 0}),
+        ),
+        message(0.72, "editor", json!(0), "out", "error", json!(0)),
+        json!({"type": "dropped", "t": 0.8, "count": 3, "total": 3}),
+        json!({"type": "end", "t": 0.9, "reason": "the editor closed its input", "dropped": 3}),
+    ];
+    let mut text = String::new();
+    for record in &records {
         text.push_str(&record.to_string());
         text.push('\n');
     }
     text.push_str("not a record\n");
-    text.push_str(r#"{"type":"message","t":0.7,"link":"editor","posi"#);
+    text.push_str(r#"{"type":"message","t":0.95,"link":"editor","posi"#);
     std::fs::write(&trace, &text).expect("write");
     let html = dir.join("damaged.html");
     let stderr = render(&trace, &html);
     assert!(
-        stderr.contains("1 line(s)") && stderr.contains("line 10"),
+        stderr.contains("1 line(s)") && stderr.contains("line 14"),
         "the stray line is reported: {stderr}"
     );
 
-    let dom = browser::dump_dom(&browser::file_url(&html, ""), &dir.join("profile"));
+    // The agent's error selected: its whole exchange is found without a header.
+    let agent_error = 7;
+    assert_eq!(records[agent_error]["kind"], "error");
+    let dom = browser::dump_dom(
+        &browser::file_url(&html, &format!("select={agent_error}")),
+        &dir.join("profile"),
+    );
     let report = browser::render_report(&dom);
     assert_eq!(report["header"], false);
     // The truncated tail is dropped; the unknown record type is read and ignored.
-    assert_eq!(report["records"], 9, "{report}");
-    assert_eq!(report["messages"], 6, "{report}");
+    assert_eq!(report["records"], records.len(), "{report}");
+    assert_eq!(report["messages"], 9, "{report}");
     assert_eq!(report["componentEvents"], 1, "{report}");
+    assert_eq!(report["ended"], "the editor closed its input");
     assert_eq!(
         report["dropped"], 3,
         "the writer's drops are told: {report}"
@@ -492,8 +528,22 @@ fn a_trace_without_header_with_unknown_records_and_a_truncated_tail_is_still_dra
         .map(|l| l["role"].as_str().unwrap_or("?"))
         .collect();
     assert_eq!(roles, ["editor", "proxy", "agent", "mcp bridge"]);
-    assert_eq!(report["pairs"], 2, "{report}");
-    assert_eq!(report["arrowsDrawn"], 6, "{report}");
+    assert_eq!(report["pairs"], 4, "{report}");
+    assert_eq!(report["hops"], 4, "{report}");
+    assert_eq!(report["passedOn"], 1, "p1 passed the request on: {report}");
+    assert_eq!(report["arrowsDrawn"], 9, "{report}");
+    assert_eq!(report["arrowsByKind"]["error"], 4, "{report}");
+    let path: Vec<u64> = report["selected"]["path"]
+        .as_array()
+        .expect("a path")
+        .iter()
+        .map(|p| p["record"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        path,
+        [0, 2, 3, 4, 7, 8, 9, 10],
+        "every hop of the call and of its error: {report}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -241,8 +241,11 @@
   // side with the same method and session, while one written to it waits, is taken as that
   // one passed on (first come, first matched). Shown as inferred.
   function passThrough(row, r) {
-    const L = row.lane;
-    if (L.group !== 0 || L.idx === M.firstNumbered || L.idx === M.lastNumbered) return;
+    // Only proxies pass requests on. Position 0 (the editor, or the parent conductor) is left
+    // out by position; the agent by the wrapping rule below, as what reaches it and what it
+    // sends are both plain (without a header the lanes seen so far do not say yet which one
+    // is the agent).
+    if (row.lane.group !== 0 || row.lane.position === 0) return;
     const key = throughKey(row);
     if (!row.dirIn) {
       let queue = M.through.get(key);
@@ -252,8 +255,9 @@
     }
     const queue = M.through.get(key);
     if (!queue) return;
-    const side = sideOf(row, 0);
-    const at = queue.findIndex((q) => sideOf(M.rows[q], 0) === -side);
+    // Passing on turns the message around the proxy: what came from the predecessor plain
+    // leaves toward the successor wrapped, and the other way.
+    const at = queue.findIndex((q) => !M.rows[q].wrapped !== !row.wrapped);
     if (at < 0) return;
     const q = queue.splice(at, 1)[0];
     M.rows[q].thru = r;
@@ -805,22 +809,20 @@
 
   // ---------------------------------------------------------------- selection
 
+  // The message's every hop and its answer's: everything joined to it by a hop (mapsTo), a
+  // pass through a proxy (inferred) or a pairing, up to a bound.
   function pathOf(r) {
-    // The message's every hop, and its answer's.
-    const set = new Set();
-    const back = (row) => (row.prev >= 0 ? row.prev : row.thruFrom === undefined ? -1 : row.thruFrom);
-    const on = (row) => (row.next >= 0 ? row.next : row.thru === undefined ? -1 : row.thru);
-    const walk = (start) => {
-      let s = start;
-      for (let k = 0; back(M.rows[s]) >= 0 && k < 64; k++) s = back(M.rows[s]);
-      for (let k = 0; s >= 0 && k < 64; k++) {
-        set.add(s);
-        s = on(M.rows[s]);
+    const set = new Set([r]);
+    const queue = [r];
+    while (queue.length && set.size < 512) {
+      const row = M.rows[queue.shift()];
+      for (const other of [row.prev, row.next, row.pair, row.thru, row.thruFrom]) {
+        if (other !== undefined && other >= 0 && !set.has(other)) {
+          set.add(other);
+          queue.push(other);
+        }
       }
-    };
-    walk(r);
-    const pairs = [...set].map((s) => M.rows[s].pair).filter((p) => p >= 0);
-    for (const p of pairs) if (!set.has(p)) walk(p);
+    }
     set.delete(r);
     return set;
   }
