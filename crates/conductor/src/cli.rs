@@ -81,6 +81,8 @@ enum Command {
         #[arg(required = true, value_name = "TEXT")]
         prompts: Vec<String>,
     },
+    /// Look at a trace written by `run --trace FILE`.
+    Trace(crate::trace_view::TraceArgs),
     /// The stdio MCP server the conductor writes into session setups for agents that
     /// cannot speak MCP-over-ACP; relays to the conductor that wrote it. Not for people.
     #[command(hide = true)]
@@ -107,6 +109,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::McpBridge { socket, server } => crate::mcp::shim::run(&socket, &server),
+        Command::Trace(args) => crate::trace_view::main(args, cli.log.as_deref()),
         Command::Check { config } => {
             crate::logging::init(cli.log.as_deref(), "warn");
             config::check(&config)

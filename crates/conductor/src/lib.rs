@@ -16,3 +16,4 @@ pub mod router;
 pub mod run;
 pub mod supervisor;
 pub mod trace;
+pub mod trace_view;
