@@ -77,7 +77,7 @@ const DEMO_AGENT: &str = "[agent]\nbuiltin = \"demo\"\n";
 fn native(proxy: &ProxySpec) -> &CommandSpec {
     match &proxy.launch {
         ProxyLaunch::Native(command) => command,
-        ProxyLaunch::Wasm(wasm) => panic!("expected a command proxy, got {wasm:?}"),
+        other => panic!("expected a command proxy, got {other:?}"),
     }
 }
 
