@@ -27,7 +27,7 @@ use tokio::sync::{OnceCell, mpsc, oneshot};
 use super::{CONNECT_TIMEOUT, Ended, Target, sse_stream, tls};
 use crate::link::{MessageSink, MessageSource};
 use crate::remote::protocol::{
-    CONNECTION_ID, JSON_MEDIA_TYPE, SESSION_ID, Scope, Transport, call_scope, opens_connection,
+    CONNECTION_ID, JSON_MEDIA_TYPE, SESSION_ID, Scope, call_scope, opens_connection,
 };
 
 /// Messages read from the streams and not yet taken by the link's reader.
@@ -96,16 +96,14 @@ pub(super) fn open(
 
 /// The HTTP client of one connection: its own cookie jar, HTTP/2 where TLS negotiates it.
 fn client(target: &Target) -> Result<reqwest::Client, String> {
-    let mut builder = reqwest::Client::builder()
+    // Always our own TLS configuration: reqwest has no crypto provider of its own here.
+    let tls = (*tls::client_config(&[b"h2", b"http/1.1"])?).clone();
+    reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .cookie_store(true)
-        .default_headers(target.headers.clone());
-    if Transport::is_secure(target.url.scheme()) {
-        builder =
-            builder.use_preconfigured_tls((*tls::client_config(&[b"h2", b"http/1.1"])?).clone());
-    }
-    builder
+        .default_headers(target.headers.clone())
+        .tls_backend_preconfigured(tls)
         .build()
         .map_err(|e| format!("cannot set up HTTP for {}: {}", target.shown, describe(e)))
 }
