@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(
             err,
             format!(
-                "{file}:1:1: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`\n\
+                "{file}:1:1: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry), `url` (an agent served elsewhere) or `builtin = \"demo\"`\n\
                  {file}:2:1: unknown key `comand` in [agent]; did you mean `command`?\n\
                  {file}:3:1: [[proxy]] #1 needs a `name`\n\
                  {file}:4:11: command `nowhere` not found on PATH\n"

@@ -85,7 +85,7 @@ fn a_remote_agent_is_named_agent_unless_named() {
 #[test]
 fn url_excludes_the_other_ways_to_run_a_component() {
     assert_eq!(
-        errors("[agent]\ncommand = \"x\"\nurl = \"ws://h/acp\"\n"),
+        errors("[agent]\ncommand = \"/bin/sh\"\nurl = \"ws://h/acp\"\n"),
         ["3:1: [agent] sets both `command` and `url`; keep one of them"]
     );
     assert_eq!(
@@ -125,7 +125,7 @@ fn bad_urls_are_explained() {
     let cases = [
         (
             "ftp://h/acp",
-            "`url` must start with ws://, wss://, http:// or https://, found `ftp:`",
+            "`url` must start with \"ws://\", \"wss://\", \"http://\" or \"https://\", found `ftp:`",
         ),
         (
             "wss://user:pw@h/acp",
@@ -161,11 +161,12 @@ fn bad_headers_are_explained_without_their_values() {
         ),
         [
             "3:13: `Bad Name` is not a valid HTTP header name",
-            "3:30: header `Acp-Session-Id` is set by the transport itself and cannot be configured",
-            "3:54: `headers.X` is not a valid HTTP header value (line breaks and other control \
+            "3:31: header `Acp-Session-Id` is set by the transport itself and cannot be configured",
+            "3:57: `headers.X` is not a valid HTTP header value (line breaks and other control \
              characters are not allowed)",
-            "3:66: `headers.Y` must be a string, found integer",
-            "3:73: `headers.Z`: environment variable UNSET is not set",
+            "3:69: `headers.Y` must be a string, found integer",
+            "3:76: environment variable `UNSET` is not set (write `${UNSET:-default}` to give a \
+             default)",
         ]
     );
 }
