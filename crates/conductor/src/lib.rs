@@ -12,6 +12,7 @@ pub mod logging;
 pub mod mcp;
 pub mod prompt_command;
 pub mod registry;
+pub mod remote;
 pub mod router;
 pub mod run;
 pub mod supervisor;

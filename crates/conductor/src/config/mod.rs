@@ -6,14 +6,14 @@
 
 mod check;
 mod diagnostics;
-mod duration;
+pub(crate) mod duration;
 mod interpolate;
 mod observe;
 #[cfg(test)]
 mod registry_tests;
 mod resolve;
 mod schema;
-mod size;
+pub(crate) mod size;
 mod suggest;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -17,7 +17,7 @@
 //! record says how many. With tracing off, nothing of this exists: every producer holds an
 //! `Option` that is `None`.
 
-mod classify;
+pub(crate) mod classify;
 mod header;
 mod item;
 mod record;
