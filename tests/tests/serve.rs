@@ -11,6 +11,7 @@ mod serve {
     pub mod ws;
 }
 
+use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
@@ -213,6 +214,65 @@ fn a_reachable_address_without_a_token_is_refused_before_listening() {
     assert_eq!(status.code(), Some(78), "{stderr}");
     assert!(stderr.contains("--token-file"), "{stderr}");
     assert!(!stderr.contains("serving the chain"), "{stderr}");
+}
+
+/// `curl` (HTTP/2 clients are not in this crate's dependencies) on `url`: the HTTP version
+/// and status of a GET without `Accept`, which serve answers 406.
+fn curl_version_and_status(extra: &[&str], url: &str) -> String {
+    let output = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_version} %{http_code}",
+        ])
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("curl runs");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn tls_serves_https_and_http2_with_the_given_certificate() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let (cert, key) = (fixtures.join("cert.pem"), fixtures.join("key.pem"));
+    let chain = chain("serve-tls");
+    let (cert_arg, key_arg) = (cert.display().to_string(), key.display().to_string());
+    let server = Server::start(&chain, &["--tls-cert", &cert_arg, "--tls-key", &key_arg]);
+    assert!(server.stderr().contains("on https://127.0.0.1:"));
+    let url = format!("https://{}/acp", server.addr);
+    let trusting = serve::http::tls_agent(&std::fs::read(&cert).unwrap());
+    let mut client = Client::new(HttpRemote::with_agent(&url, &[], trusting));
+    full_session(&mut client);
+    client.remote.close();
+    // Nothing in clear on that port, and a client that does not trust the certificate
+    // gets no answer.
+    assert!(
+        serve::http::agent()
+            .get(&format!("http://{}/acp", server.addr))
+            .call()
+            .is_err()
+    );
+    assert!(serve::http::agent().get(&url).call().is_err());
+    // HTTP/2 through ALPN, as the RFD requires of Streamable HTTP.
+    assert_eq!(
+        curl_version_and_status(&["--http2", "--cacert", &cert_arg], &url),
+        "2 406"
+    );
+}
+
+#[test]
+fn plain_http_serves_http2_with_prior_knowledge_and_http1() {
+    let chain = chain("serve-h2c");
+    let server = Server::start(&chain, &[]);
+    let url = server.http_url();
+    assert_eq!(
+        curl_version_and_status(&["--http2-prior-knowledge"], &url),
+        "2 406"
+    );
+    assert_eq!(curl_version_and_status(&["--http1.1"], &url), "1.1 406");
 }
 
 #[test]

@@ -33,6 +33,19 @@ pub fn agent() -> ureq::Agent {
         .into()
 }
 
+/// An agent that trusts `cert_pem` (and nothing else) for https://.
+pub fn tls_agent(cert_pem: &[u8]) -> ureq::Agent {
+    let cert = ureq::tls::Certificate::from_pem(cert_pem).expect("a PEM certificate");
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::new_with_certs(&[cert]))
+        .build();
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .tls_config(tls)
+        .build()
+        .into()
+}
+
 /// A POST's status and body.
 pub struct Posted {
     pub status: u16,
@@ -42,9 +55,13 @@ pub struct Posted {
 
 impl HttpRemote {
     pub fn new(url: &str, headers: &[(&str, &str)]) -> HttpRemote {
+        HttpRemote::with_agent(url, headers, agent())
+    }
+
+    pub fn with_agent(url: &str, headers: &[(&str, &str)], agent: ureq::Agent) -> HttpRemote {
         let (inbox_tx, inbox) = mpsc::channel();
         HttpRemote {
-            agent: agent(),
+            agent,
             url: url.to_string(),
             headers: headers
                 .iter()
