@@ -153,6 +153,43 @@ fn http_requests_the_rfd_refuses_are_refused() {
 }
 
 #[test]
+fn a_chain_that_cannot_start_refuses_the_opening_initialize_and_leaves_no_connection() {
+    let mut chain = chain("serve-agent-fails");
+    let agent = chain.agent.as_mut().unwrap();
+    agent.command = "/bin/false".into();
+    agent.args.clear();
+    let server = Server::start(&chain, &[]);
+
+    let remote = HttpRemote::new(&server.http_url(), &[]);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": acp_conductor_tests::editor::initialize_params()})
+    .to_string();
+    let posted = remote.post_raw(&init, "application/json", None);
+    assert_eq!(posted.status, 200, "{}", posted.body);
+    assert!(
+        posted.connection_id.is_none(),
+        "no connection for a refused initialize"
+    );
+    let answer: serde_json::Value = serde_json::from_str(&posted.body).unwrap();
+    assert_eq!(answer["id"], 0);
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+
+    // Over WebSocket the error arrives as a message, then the socket closes.
+    let mut socket = ws(&server);
+    let id = socket.start(
+        "initialize",
+        acp_conductor_tests::editor::initialize_params(),
+    );
+    let answer = socket.recv();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (id, json!(-32001))
+    );
+    assert!(socket.remote.closed_within(patience()));
+    assert_no_component_left(&server);
+}
+
+#[test]
 fn without_the_token_requests_get_401_and_nothing_starts() {
     let chain = chain("serve-token");
     let token_file = chain.dir.join("token");
