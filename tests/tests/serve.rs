@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use acp_conductor_tests::binaries::WorkspaceProgram;
 use acp_conductor_tests::processes::{descendants, describe, wait_until_gone};
 use acp_conductor_tests::test_chain::AGENT;
 use acp_conductor_tests::{TestChain, binaries, editor::patience};
@@ -414,6 +415,78 @@ fn sigterm_stops_every_chain_and_serve() {
     let status = server.stop();
     assert!(status.success(), "{status:?}");
     assert_eq!(wait_until_gone(&children, patience()), Vec::<u32>::new());
+}
+
+/// The client the official Rust SDK ships (`agent-client-protocol-http`'s `HttpClient`).
+const OFFICIAL_CLIENT: WorkspaceProgram = WorkspaceProgram {
+    path: "test-http-client",
+    sources: &["tests/http-client/src", "tests/http-client/Cargo.toml"],
+    build: "cargo build -p http-client",
+};
+
+/// Runs the official client against `url`; its JSON lines.
+fn official_client(program: &Path, url: &str) -> Vec<serde_json::Value> {
+    let mut child = std::process::Command::new(program)
+        .arg(url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start test-http-client");
+    let deadline = std::time::Instant::now() + patience();
+    while child.try_wait().expect("try_wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the official client did not finish against {url}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("its output");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the official client failed against {url}: {}\n{stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
+#[test]
+fn the_official_sdk_client_drives_serve_over_websocket_and_http() {
+    let chain = chain("serve-official-client");
+    let server = Server::start(&chain, &[]);
+    let program = chain.binaries.workspace_program(&OFFICIAL_CLIENT);
+    for url in [server.ws_url(), server.http_url()] {
+        let lines = official_client(&program, &url);
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(lines[0]["initialized"], true, "{url}");
+        assert!(lines[1]["session"].is_string(), "{url}");
+        assert_eq!(lines[2]["stopReason"], "end_turn", "{url}");
+        assert_eq!(
+            lines[2]["chunks"],
+            json!([
+                "update 1/3 for hello",
+                "update 2/3 for hello",
+                "update 3/3 for hello"
+            ]),
+            "{url}"
+        );
+        assert_eq!(lines[3]["stopReason"], "end_turn", "{url}");
+        assert_eq!(lines[3]["permissionRequests"], 1, "{url}");
+        assert!(
+            lines[3]["chunks"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("permission selected allow-once")),
+            "{url}: {}",
+            lines[3]
+        );
+        // The client has gone: so has its chain.
+        assert_no_component_left(&server);
+    }
 }
 
 /// 50 clients at once, each with a session and a prompt, all open together; then all close.
