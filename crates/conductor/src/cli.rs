@@ -1,5 +1,5 @@
-//! The `acp-conductor` command line: `run` (the editor-facing agent), `check`, `doctor`,
-//! `agents`, `prompt`. Parses arguments and picks a runtime; the work is done by `run`,
+//! The `acp-conductor` command line: `run` (the editor-facing agent), `serve` (the chain for
+//! remote editors), `check`, `doctor`, `agents`, `prompt`. Parses arguments and picks a runtime; the work is done by `run`,
 //! `config`, `doctor`, `registry` and `acp-prompt`.
 
 use std::path::PathBuf;
@@ -41,6 +41,9 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
     },
+    /// Serve the chain to remote editors over ACP's Streamable HTTP and WebSocket transport
+    /// (one `/acp` endpoint; each connection gets its own chain). See docs/remote.md.
+    Serve(crate::remote::serve::ServeArgs),
     /// Validate a config file without starting anything (exit 78 when invalid).
     Check {
         #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
@@ -110,6 +113,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::McpBridge { socket, server } => crate::mcp::shim::run(&socket, &server),
         Command::Trace(args) => crate::trace_view::main(args, cli.log.as_deref()),
+        Command::Serve(args) => crate::remote::serve::main(args, cli.log.as_deref()),
         Command::Check { config } => {
             crate::logging::init(cli.log.as_deref(), "warn");
             config::check(&config)

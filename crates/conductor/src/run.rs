@@ -92,7 +92,8 @@ pub(crate) async fn run_with(
         failure: FailurePolicy::default(),
     }];
     chain.extend(components);
-    tokio::spawn(forward_signals(events_tx));
+    // Stopped with the run: `serve` runs many, one after another, in one process.
+    let signals = tokio::spawn(forward_signals(events_tx));
 
     let mut router = Router::new(
         topology,
@@ -125,6 +126,7 @@ pub(crate) async fn run_with(
     if let Some(trace) = trace {
         trace.finish(&end.why);
     }
+    signals.abort();
     finish
 }
 

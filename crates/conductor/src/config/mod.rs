@@ -6,7 +6,7 @@
 
 mod check;
 mod diagnostics;
-mod duration;
+pub(crate) mod duration;
 mod interpolate;
 mod observe;
 #[cfg(test)]
@@ -15,7 +15,7 @@ mod registry_tests;
 mod remote_tests;
 mod resolve;
 mod schema;
-mod size;
+pub(crate) mod size;
 mod suggest;
 #[cfg(test)]
 pub(crate) mod test_support;

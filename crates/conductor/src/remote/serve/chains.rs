@@ -1,0 +1,199 @@
+//! One chain per connection: the transports hand each admitted connection's ends here, and
+//! the chain runs on the runtime's main thread (children are tied to the thread that spawns
+//! them, see `component::native::spawn`) until the connection ends; then it is stopped and
+//! its processes reaped by the same run path `acp-conductor run` uses.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tracing::Instrument;
+
+use super::client_link::{FromClient, ToClient};
+use super::ids::ConnectionId;
+use crate::config::Config;
+use crate::router::topology::ChainMode;
+use crate::run;
+
+/// A place for one more chain, held until that chain has stopped.
+#[derive(Debug)]
+pub(super) struct Admitted {
+    _place: OwnedSemaphorePermit,
+}
+
+struct Job {
+    id: ConnectionId,
+    from_client: FromClient,
+    to_client: ToClient,
+    admitted: Admitted,
+}
+
+/// The transports' handle: admits connections up to the limit and starts their chains.
+#[derive(Clone)]
+pub(super) struct Chains {
+    jobs: mpsc::UnboundedSender<Job>,
+    room: Arc<Semaphore>,
+    max: usize,
+}
+
+impl Chains {
+    /// The handle, and the runner to drive on the main thread.
+    pub(super) fn new(config: Config, mode: ChainMode, max: usize) -> (Chains, Runner) {
+        let (jobs, queue) = mpsc::unbounded_channel();
+        let room = Arc::new(Semaphore::new(max));
+        let runner = Runner {
+            config: Rc::new(config),
+            mode,
+            queue,
+            room: room.clone(),
+            max,
+        };
+        (Chains { jobs, room, max }, runner)
+    }
+
+    /// A place for a new connection's chain; `None` at the connection limit.
+    pub(super) fn admit(&self) -> Option<Admitted> {
+        match self.room.clone().try_acquire_owned() {
+            Ok(permit) => Some(Admitted { _place: permit }),
+            Err(_) => {
+                tracing::warn!(
+                    "refused a connection: {} are being served (--max-connections)",
+                    self.max
+                );
+                None
+            }
+        }
+    }
+
+    /// Starts the chain of connection `id`; false when the server is stopping.
+    pub(super) fn start(
+        &self,
+        admitted: Admitted,
+        id: ConnectionId,
+        from_client: FromClient,
+        to_client: ToClient,
+    ) -> bool {
+        self.jobs
+            .send(Job {
+                id,
+                from_client,
+                to_client,
+                admitted,
+            })
+            .is_ok()
+    }
+}
+
+/// Runs the chains; lives on the main thread.
+pub(super) struct Runner {
+    config: Rc<Config>,
+    mode: ChainMode,
+    queue: mpsc::UnboundedReceiver<Job>,
+    room: Arc<Semaphore>,
+    max: usize,
+}
+
+impl Runner {
+    /// Starts a chain for each connection until `stop` completes; then waits up to `grace`
+    /// for the running chains to stop (each hears the signal that stopped the server, or
+    /// its client leaving). Must be driven inside a `LocalSet` on the main thread.
+    pub(super) async fn run(mut self, stop: impl Future<Output = ()>, grace: Duration) {
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                job = self.queue.recv() => match job {
+                    Some(job) => {
+                        tokio::task::spawn_local(run_chain(self.config.clone(), self.mode, job));
+                    }
+                    None => break,
+                },
+                () = &mut stop => break,
+            }
+        }
+        self.queue.close();
+        let everyone = self.room.acquire_many(self.max as u32);
+        if tokio::time::timeout(grace, everyone).await.is_err() {
+            tracing::warn!(
+                "{} chains still running {grace:?} after the server stopped; leaving them",
+                self.max - self.room.available_permits()
+            );
+        }
+    }
+}
+
+async fn run_chain(config: Rc<Config>, mode: ChainMode, job: Job) {
+    let Job {
+        id,
+        from_client,
+        to_client,
+        admitted,
+    } = job;
+    let config = for_connection(&config, &id);
+    let span = tracing::info_span!("connection", id = %id);
+    async {
+        tracing::info!("client connected: starting its chain");
+        let finish = run::run_with(
+            &config,
+            mode,
+            move |links| links.messages(from_client, to_client),
+            None,
+        )
+        .await;
+        tracing::info!("chain stopped ({finish:?})");
+    }
+    .instrument(span)
+    .await;
+    drop(admitted);
+    // What the chain allocated is free now: hand the heap's free pages back.
+    trim_heap();
+}
+
+/// The config as one connection's run uses it: a trace file of its own, named after the
+/// connection, so that concurrent chains never write into one file.
+fn for_connection(config: &Config, id: &ConnectionId) -> Config {
+    let mut config = config.clone();
+    if let Some(file) = &config.conductor.trace.file {
+        config.conductor.trace.file = Some(per_connection_file(file, id));
+    }
+    config
+}
+
+fn per_connection_file(file: &std::path::Path, id: &ConnectionId) -> PathBuf {
+    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match file.extension() {
+        Some(ext) => format!("{stem}.{id}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{id}"),
+    };
+    file.with_file_name(name)
+}
+
+/// Returns free heap pages to the kernel (glibc keeps them otherwise), so that the resident
+/// set after a burst of connections is back near where it was.
+fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn each_connection_traces_to_its_own_file() {
+        let id = ConnectionId::new();
+        assert_eq!(
+            per_connection_file(Path::new("/t/run.jsonl"), &id),
+            Path::new(&format!("/t/run.{id}.jsonl"))
+        );
+        assert_eq!(
+            per_connection_file(Path::new("/t/run"), &id),
+            Path::new(&format!("/t/run.{id}"))
+        );
+    }
+}

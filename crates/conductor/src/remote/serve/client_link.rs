@@ -1,0 +1,172 @@
+//! The editor's end of a served chain, whatever the transport: the client's messages into the
+//! chain's editor link, the chain's messages out to the client, and when the client was last
+//! heard from, for the idle limit.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::http_connection::Outbound;
+use super::ids::ConnectionId;
+use crate::link::{MessageSink, MessageSource};
+
+/// Messages from the client queued toward the chain before the transport stops reading
+/// (and so stops the client): the chain's own queue limits take over from there.
+pub(super) const INBOUND_QUEUE: usize = 16;
+
+/// When the client was last heard from: a message, a WebSocket pong or ping, an HTTP
+/// request. An open SSE stream counts as hearing it the whole time it is open (a client
+/// that vanished fails its stream's keep-alive writes).
+#[derive(Debug)]
+pub(super) struct Heard {
+    start: Instant,
+    last_ms: AtomicU64,
+    open_streams: AtomicUsize,
+}
+
+impl Heard {
+    pub(super) fn new() -> Arc<Heard> {
+        Arc::new(Heard {
+            start: Instant::now(),
+            last_ms: AtomicU64::new(0),
+            open_streams: AtomicUsize::new(0),
+        })
+    }
+
+    pub(super) fn now(&self) {
+        let ms = self.start.elapsed().as_millis() as u64;
+        self.last_ms.fetch_max(ms, Ordering::Relaxed);
+    }
+
+    pub(super) fn stream_opened(&self) {
+        self.open_streams.fetch_add(1, Ordering::Relaxed);
+        self.now();
+    }
+
+    pub(super) fn stream_closed(&self) {
+        self.open_streams.fetch_sub(1, Ordering::Relaxed);
+        self.now();
+    }
+
+    /// How long nothing has been heard; zero while a stream is open.
+    fn silent_for(&self) -> Duration {
+        if self.open_streams.load(Ordering::Relaxed) > 0 {
+            return Duration::ZERO;
+        }
+        let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+        self.start.elapsed().saturating_sub(last)
+    }
+}
+
+/// The client's messages, as the chain's editor link reads them. Ends when the transport
+/// ends, or when the client has not been heard from for the idle limit: to the chain,
+/// either is the editor closing its end.
+pub(super) struct FromClient {
+    messages: mpsc::Receiver<Bytes>,
+    heard: Arc<Heard>,
+    idle: Duration,
+    connection: ConnectionId,
+}
+
+impl FromClient {
+    /// The source, and the sender the transport puts the client's messages on.
+    pub(super) fn new(
+        connection: ConnectionId,
+        heard: Arc<Heard>,
+        idle: Duration,
+    ) -> (mpsc::Sender<Bytes>, FromClient) {
+        let (to_chain, messages) = mpsc::channel(INBOUND_QUEUE);
+        let source = FromClient {
+            messages,
+            heard,
+            idle,
+            connection,
+        };
+        (to_chain, source)
+    }
+}
+
+impl MessageSource for FromClient {
+    async fn next_message(&mut self) -> Option<io::Result<Bytes>> {
+        loop {
+            let wait = self.idle.saturating_sub(self.heard.silent_for());
+            if wait.is_zero() {
+                tracing::info!(
+                    connection = %self.connection,
+                    "nothing heard from the client for {:?}: closing the connection",
+                    self.idle
+                );
+                return None;
+            }
+            tokio::select! {
+                message = self.messages.recv() => return message.map(Ok),
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+}
+
+/// Where the chain's messages to the client go: a WebSocket's writer, or the HTTP
+/// connection's streams.
+pub(super) enum ToClient {
+    WebSocket(mpsc::Sender<Bytes>),
+    Http(Outbound),
+}
+
+impl MessageSink for ToClient {
+    async fn send(&mut self, message: Bytes) -> io::Result<()> {
+        match self {
+            ToClient::WebSocket(writer) => MessageSink::send(writer, message).await,
+            ToClient::Http(streams) => streams.send(message).await,
+        }
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        // A WebSocket's writer sees its channel close when this sink is dropped, next.
+        if let ToClient::Http(streams) = self {
+            streams.close();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_client_ends_the_source_after_the_idle_limit() {
+        let heard = Heard::new();
+        let (to_chain, mut source) =
+            FromClient::new(ConnectionId::new(), heard.clone(), Duration::from_secs(60));
+        to_chain.send(Bytes::from_static(b"{}")).await.unwrap();
+        heard.now();
+        assert!(source.next_message().await.is_some());
+        let started = Instant::now();
+        assert!(source.next_message().await.is_none());
+        assert!(started.elapsed() >= Duration::from_secs(59));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_open_stream_keeps_the_connection() {
+        let heard = Heard::new();
+        let (_to_chain, mut source) =
+            FromClient::new(ConnectionId::new(), heard.clone(), Duration::from_secs(60));
+        heard.stream_opened();
+        let waited = tokio::time::timeout(Duration::from_secs(300), source.next_message()).await;
+        assert!(waited.is_err(), "the source ended while a stream was open");
+        heard.stream_closed();
+        let started = Instant::now();
+        assert!(source.next_message().await.is_none());
+        assert!(started.elapsed() >= Duration::from_secs(59));
+    }
+}

@@ -1,0 +1,222 @@
+//! The Streamable HTTP profile: POST carries each client message (the opening `initialize`
+//! answered in the response body with the new `Acp-Connection-Id`, everything else 202), GET
+//! opens a connection's or a session's SSE stream, DELETE ends the connection.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream;
+
+use super::Served;
+use super::client_link::{FromClient, Heard, ToClient};
+use super::headers;
+use super::http_connection::{HttpConnection, Outbound, StreamLease};
+use super::ids::ConnectionId;
+use crate::trace::classify::{Kind, classify};
+
+/// How long the opening POST waits for the chain's answer to `initialize` (the chain's own
+/// startup timeouts answer it with an error first when a component hangs).
+const OPENING_WAIT: Duration = Duration::from_secs(300);
+/// SSE comments sent on an idle stream, so that intermediaries keep it and a vanished
+/// client is noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+fn refuse(status: StatusCode, why: &str) -> Response {
+    (status, format!("{why}\n")).into_response()
+}
+
+fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// POST /acp: one JSON-RPC message.
+pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> Response {
+    let json = header_text(headers, header::CONTENT_TYPE.as_str())
+        .is_some_and(|kind| kind.trim_start().starts_with(headers::JSON));
+    if !json {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    if body.trim_ascii_start().starts_with(b"[") {
+        return refuse(StatusCode::NOT_IMPLEMENTED, "batches are not supported");
+    }
+    let seen = classify(&body);
+    let connection_id = header_text(headers, headers::CONNECTION_ID);
+    let opening = seen.kind == Kind::Request
+        && seen.wrapped.is_none()
+        && seen
+            .method
+            .as_deref()
+            .is_some_and(headers::method_opens_connection);
+    let Some(connection_id) = connection_id else {
+        if opening {
+            let id = seen.id.as_deref().unwrap_or("null").to_owned();
+            return open(served, id, body).await;
+        }
+        return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
+    };
+    let Some(connection) = served.http.get(connection_id) else {
+        return refuse(StatusCode::NOT_FOUND, "no such connection");
+    };
+    connection.heard.now();
+    let named = header_text(headers, headers::SESSION_ID);
+    let session = match (named, seen.session.as_deref()) {
+        (Some(named), Some(inside)) if named != inside => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "Acp-Session-Id header does not match params.sessionId",
+            );
+        }
+        (Some(named), _) => Some(named),
+        (None, inside) => inside,
+    };
+    let own = seen
+        .method
+        .as_deref()
+        .is_some_and(|method| method.starts_with("$/"));
+    let session = session.filter(|_| !own);
+    if let Some(method) = seen.method.as_deref()
+        && session.is_none()
+        && headers::method_needs_session(method)
+    {
+        return refuse(StatusCode::BAD_REQUEST, "Acp-Session-Id header required");
+    }
+    match (seen.kind, seen.id.as_deref()) {
+        (Kind::Request, Some(id)) => connection.expect_answer(id, session),
+        _ => {
+            if let Some(session) = session {
+                connection.know_session(session);
+            }
+        }
+    }
+    if !connection.to_chain(body).await {
+        return refuse(StatusCode::NOT_FOUND, "the connection has closed");
+    }
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// The POST that opens a connection: starts its chain, hands it the message, and answers
+/// with the chain's answer. A refused `initialize` leaves no connection behind.
+async fn open(served: &Served, request_id: String, body: Bytes) -> Response {
+    let Some(admitted) = served.chains.admit() else {
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
+    };
+    let id = ConnectionId::new();
+    let heard = Heard::new();
+    let (to_chain, from_client) = FromClient::new(id.clone(), heard.clone(), served.limits.idle);
+    let connection = HttpConnection::new(id.clone(), heard, to_chain);
+    let answer = connection.answer_opening(&request_id);
+    served.http.insert(connection.clone());
+    let to_client = ToClient::Http(Outbound::new(connection.clone(), served.http.clone()));
+    if !served
+        .chains
+        .start(admitted, id.clone(), from_client, to_client)
+    {
+        served.http.remove(id.as_str());
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping");
+    }
+    if !connection.to_chain(body).await {
+        return refuse(StatusCode::BAD_GATEWAY, "the chain stopped");
+    }
+    let answer = match tokio::time::timeout(OPENING_WAIT, answer).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(_)) => {
+            return refuse(
+                StatusCode::BAD_GATEWAY,
+                "the chain stopped before answering",
+            );
+        }
+        Err(_) => {
+            end(served, &connection);
+            return refuse(
+                StatusCode::GATEWAY_TIMEOUT,
+                "the chain did not answer in time",
+            );
+        }
+    };
+    let refused = classify(&answer).kind != Kind::Response;
+    let mut response = (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(headers::JSON),
+        )],
+        answer,
+    )
+        .into_response();
+    if refused {
+        end(served, &connection);
+    } else {
+        let value = HeaderValue::from_str(id.as_str()).expect("hex is a valid header value");
+        response.headers_mut().insert(headers::CONNECTION_ID, value);
+        tracing::info!(connection = %id, "HTTP connection open");
+    }
+    response
+}
+
+fn end(served: &Served, connection: &Arc<HttpConnection>) {
+    served.http.remove(connection.id.as_str());
+    connection.end_input();
+}
+
+/// GET /acp without an upgrade: the connection's SSE stream, or a session's.
+pub(super) async fn stream(served: &Served, headers: &HeaderMap) -> Response {
+    let accepts = header_text(headers, header::ACCEPT.as_str())
+        .is_some_and(|accept| accept.contains(headers::EVENT_STREAM));
+    if !accepts {
+        return refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must include text/event-stream",
+        );
+    }
+    let Some(connection_id) = header_text(headers, headers::CONNECTION_ID) else {
+        return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
+    };
+    let Some(connection) = served.http.get(connection_id) else {
+        return refuse(StatusCode::NOT_FOUND, "no such connection");
+    };
+    let session = header_text(headers, headers::SESSION_ID);
+    let lease = match connection.lend_stream(session) {
+        Ok(lease) => lease,
+        Err(true) => return refuse(StatusCode::CONFLICT, "this stream already has a reader"),
+        Err(false) => return refuse(StatusCode::NOT_FOUND, "no such session"),
+    };
+    let events = stream::unfold(lease, |mut lease: StreamLease| async move {
+        loop {
+            let message = lease.next().await?;
+            match std::str::from_utf8(&message) {
+                Ok(text) => return Some((Ok::<_, Infallible>(Event::default().data(text)), lease)),
+                Err(_) => tracing::warn!("dropped a message to the client that is not UTF-8"),
+            }
+        }
+    });
+    let mut response = Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response();
+    let value = HeaderValue::from_str(connection.id.as_str()).expect("hex is a valid header value");
+    response.headers_mut().insert(headers::CONNECTION_ID, value);
+    if let Some(session) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+        response.headers_mut().insert(headers::SESSION_ID, session);
+    }
+    response
+}
+
+/// DELETE /acp: ends the connection; its chain answers what is pending and stops.
+pub(super) fn delete(served: &Served, headers: &HeaderMap) -> Response {
+    let Some(connection_id) = header_text(headers, headers::CONNECTION_ID) else {
+        return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
+    };
+    let Some(connection) = served.http.remove(connection_id) else {
+        return refuse(StatusCode::NOT_FOUND, "no such connection");
+    };
+    connection.end_input();
+    tracing::info!(connection = %connection.id, "HTTP connection ended by the client");
+    StatusCode::ACCEPTED.into_response()
+}
