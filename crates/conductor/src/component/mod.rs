@@ -6,6 +6,7 @@
 pub mod native;
 pub mod stderr_relay;
 pub mod stderr_tail;
+#[cfg(feature = "wasm")]
 pub mod wasm;
 
 use tokio::sync::{mpsc, watch};
