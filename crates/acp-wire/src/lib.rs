@@ -15,6 +15,7 @@ pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod id;
+mod members;
 pub mod outgoing;
 pub mod splice;
 pub mod successor;

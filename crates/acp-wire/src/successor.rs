@@ -1,7 +1,6 @@
 //! The `proxy/successor` envelope and the proxy dialects that name it.
 //! Reads and describes the wrapper only; the wrapped payload stays raw.
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// How a proxy names the chain methods. The RFD says `proxy/*`; proxies built on older
@@ -69,43 +68,52 @@ pub struct Wrapped<'a> {
     pub meta: EnvelopeMeta<'a>,
 }
 
-#[derive(Deserialize)]
-struct Members<'a> {
-    #[serde(borrow)]
-    method: &'a RawValue,
-    #[serde(default, borrow)]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    meta: Option<&'a RawValue>,
-    #[serde(default, borrow, rename = "_meta")]
-    underscore_meta: Option<&'a RawValue>,
-}
-
-/// Reads the params of a `proxy/successor` message.
+/// Reads the params of a `proxy/successor` message. The params were validated with the
+/// frame they came in, so their members are found by structure only ([`crate::members`]):
+/// a wrapped payload is not scanned a second time.
 pub fn unwrap(params: Option<&RawValue>) -> Result<Wrapped<'_>, &'static str> {
+    const NOT_AN_OBJECT: &str = "`proxy/successor` params must be an object with a string `method`";
     let params = params.ok_or("`proxy/successor` needs params")?;
-    let m: Members<'_> = serde_json::from_str(params.get())
-        .map_err(|_| "`proxy/successor` params must be an object with a string `method`")?;
-    let method = m
-        .method
+    let members = crate::members::of(params).ok_or(NOT_AN_OBJECT)?;
+    let (mut method, mut inner, mut meta, mut underscore_meta) = (None, None, None, None);
+    for (name, value) in members {
+        let slot = match &*name {
+            "method" => &mut method,
+            "params" => &mut inner,
+            "meta" => &mut meta,
+            "_meta" => &mut underscore_meta,
+            _ => continue,
+        };
+        if slot.replace(value).is_some() {
+            return Err(NOT_AN_OBJECT);
+        }
+    }
+    let method = method
+        .ok_or(NOT_AN_OBJECT)?
         .get()
         .strip_prefix('"')
         .and_then(|s| s.strip_suffix('"'))
         .filter(|s| !s.contains('\\'))
         .ok_or("`proxy/successor` inner `method` must be a plain string")?;
-    if let Some(p) = m.params
+    let inner = present(inner);
+    if let Some(p) = inner
         && !matches!(p.get().as_bytes().first(), Some(b'{' | b'['))
     {
         return Err("`proxy/successor` inner `params` must be an object or an array");
     }
     Ok(Wrapped {
         method,
-        params: m.params,
+        params: inner,
         meta: EnvelopeMeta {
-            meta: m.meta,
-            underscore_meta: m.underscore_meta,
+            meta: present(meta),
+            underscore_meta: present(underscore_meta),
         },
     })
+}
+
+/// `null` is no value, as for an optional member read with serde.
+fn present(value: Option<&RawValue>) -> Option<&RawValue> {
+    value.filter(|v| v.get() != "null")
 }
 
 #[cfg(test)]
@@ -142,6 +150,20 @@ mod tests {
         assert!(unwrap(Some(&raw(r#"{"method":7}"#))).is_err());
         assert!(unwrap(Some(&raw(r#"{"method":"m","params":1}"#))).is_err());
         assert!(unwrap(Some(&raw(r#"[1]"#))).is_err());
+        assert!(unwrap(Some(&raw(r#"["m"]"#))).is_err());
+        assert!(unwrap(Some(&raw(r#"{"method":"a","method":"b"}"#))).is_err());
+        assert!(unwrap(Some(&raw(r#"{"method":null}"#))).is_err());
+        assert!(unwrap(Some(&raw(r#"{"method":"a\"b"}"#))).is_err());
+    }
+
+    #[test]
+    fn null_members_are_absent_and_escaped_names_are_read() {
+        let p =
+            raw(r#"{ "\u006dethod" : "m", "params" : null, "_meta": null, "x": {"method": 1} }"#);
+        let w = unwrap(Some(&p)).unwrap();
+        assert_eq!(w.method, "m");
+        assert!(w.params.is_none());
+        assert!(w.meta.is_empty());
     }
 
     #[test]

@@ -187,9 +187,12 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// One thread for the router and every link that can be polled (child pipes, WASM guests,
+/// sockets, the editor's pipes): a message is read, routed and written without a hand-over
+/// between threads, each of which cost a futex wake-up (docs/performance.md). Compiling WASM
+/// and reading files run on tokio's blocking pool.
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("tokio runtime")

@@ -198,12 +198,11 @@ fn watch(
 
 /// The editor (or parent conductor) is at the other end of our own stdin and stdout.
 fn connect_editor(links: &Links) -> (Link, LinkDone) {
-    let dup = |fd: std::os::fd::BorrowedFd<'_>| {
-        std::fs::File::from(fd.try_clone_to_owned().expect("duplicate a stdio fd"))
-    };
+    let dup =
+        |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().expect("duplicate a stdio fd");
     let input = dup(std::io::stdin().as_fd());
     let output = dup(std::io::stdout().as_fd());
-    links.blocking(input, output)
+    links.stdio(input, output)
 }
 
 async fn forward_signals(events: mpsc::Sender<Event>) {

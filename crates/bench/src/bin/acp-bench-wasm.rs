@@ -4,7 +4,8 @@
 //!
 //! Expects release builds: `acp-conductor`, `bench-agent` and `wasm-pass` in `target/release`,
 //! and `wasm-pass.wasm` for both targets under `target/wasm-fixtures` (see docs/performance.md).
-//! Prints markdown to stdout, progress to stderr. `--quick` uses tiny counts.
+//! Prints markdown to stdout, progress to stderr. `--quick` uses tiny counts; `--conductor PATH`
+//! measures another build of the conductor with the same proxies and agent.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -261,16 +262,21 @@ fn millis(d: Duration) -> String {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let counts = match args.as_slice() {
-        [] => &FULL,
-        [quick] if quick == "--quick" => &QUICK,
-        _ => {
-            eprintln!("usage: acp-bench-wasm [--quick]");
-            return ExitCode::from(2);
+    let mut counts = &FULL;
+    let mut conductor = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => counts = &QUICK,
+            // Another build of the conductor, measured with this build's proxies and agent.
+            "--conductor" if conductor.is_none() => match args.next() {
+                Some(path) => conductor = Some(PathBuf::from(path)),
+                None => return usage(),
+            },
+            _ => return usage(),
         }
-    };
-    match run(counts) {
+    }
+    match run(counts, conductor) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("acp-bench-wasm: {}", e.0);
@@ -279,10 +285,18 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(counts: &Counts) -> Result<()> {
+fn usage() -> ExitCode {
+    eprintln!("usage: acp-bench-wasm [--quick] [--conductor PATH]");
+    ExitCode::from(2)
+}
+
+fn run(counts: &Counts, conductor: Option<PathBuf>) -> Result<()> {
     let scratch = std::env::temp_dir().join(format!("acp-bench-wasm-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
-    let programs = Programs::locate(scratch.clone())?;
+    let mut programs = Programs::locate(scratch.clone())?;
+    if let Some(conductor) = conductor {
+        programs.conductor = conductor;
+    }
     let cache = scratch.join("cache");
 
     let mut chains = Vec::new();

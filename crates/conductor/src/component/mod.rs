@@ -8,6 +8,7 @@ pub mod native;
 pub mod remote;
 pub mod stderr_relay;
 pub mod stderr_tail;
+#[cfg(feature = "wasm")]
 pub mod wasm;
 
 use tokio::sync::{mpsc, watch};

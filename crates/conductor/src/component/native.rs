@@ -60,7 +60,7 @@ pub(crate) fn spawn(
     let name = spec.name.clone();
     tracing::debug!(component = %name, pid, program = %spec.program.display(), "started");
 
-    let (link, done) = links.streams(stdout, stdin);
+    let (link, done) = links.pipes(stdout, stdin);
     let id = link.id;
     let detail = match pid {
         Some(pid) => format!("pid {pid}: {}", spec.program.display()),

@@ -8,6 +8,8 @@ mod check;
 mod diagnostics;
 pub(crate) mod duration;
 mod interpolate;
+#[cfg(all(test, not(feature = "wasm")))]
+mod no_wasm_tests;
 mod observe;
 #[cfg(test)]
 mod registry_tests;
@@ -22,7 +24,7 @@ pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 mod wasm_file;
-#[cfg(test)]
+#[cfg(all(test, feature = "wasm"))]
 mod wasm_tests;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +39,8 @@ pub use wasm_file::WasmKind;
 
 pub(crate) use duration::format_duration;
 pub(crate) use resolve::{ProgramSearch, resolve_program};
+#[cfg(not(feature = "wasm"))]
+pub(crate) use schema::NO_WASM;
 pub(crate) use schema::default_cache_dir;
 pub(crate) use size::format_size;
 pub(crate) use suggest::close_matches;

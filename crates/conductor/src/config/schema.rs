@@ -27,6 +27,8 @@ mod remote;
 mod trace;
 mod wasm;
 
+#[cfg(not(feature = "wasm"))]
+pub(crate) use wasm::NO_WASM;
 pub(crate) use wasm::default_cache_dir;
 
 const ROOT_KEYS: &[&str] = &["conductor", "agent", "proxy"];

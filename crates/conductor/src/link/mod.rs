@@ -7,8 +7,10 @@
 //!
 //! | constructor | peer | loops run on |
 //! |---|---|---|
-//! | [`Links::streams`] | a pair of async byte streams: a child's pipes, a socket, an in-memory duplex | tasks |
-//! | [`Links::blocking`] | blocking descriptors: the conductor's own stdin and stdout | threads |
+//! | [`Links::streams`] | a pair of async byte streams: a socket, an in-memory duplex | tasks |
+//! | [`Links::pipes`] | a child's stdout and stdin, grown for big messages | tasks |
+//! | [`Links::stdio`] | the conductor's own stdin and stdout: pipes and sockets non-blocking | tasks (else threads) |
+//! | [`Links::blocking`] | blocking descriptors | threads |
 //! | [`Links::messages`] | a message-framed transport, each message one frame (a WebSocket) | tasks |
 //! | [`Links::memory`] | an in-memory [`MemoryPeer`], for tests | tasks |
 //!
@@ -24,14 +26,18 @@ mod byte_stream;
 mod memory;
 mod message_stream;
 mod outbox;
+mod pipe;
 mod read_gate;
 mod reader;
+mod stdio;
 mod writer;
 
 #[cfg(test)]
 mod tests;
 
+use std::fs::File;
 use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -47,6 +53,7 @@ use byte_stream::{AsyncStream, BlockingStream};
 pub use memory::MemoryPeer;
 pub use message_stream::{MessageSink, MessageSource};
 pub use outbox::{Outbox, OutboxReceiver, Queued};
+use pipe::Pipe;
 pub use read_gate::ReadGate;
 
 /// One link of a run, unique for the run: a component started again gets a new link, so
@@ -227,6 +234,18 @@ impl Links {
         self.spawn_tasks(source, sink)
     }
 
+    /// A peer reached through pipes (a child's stdout and stdin): as [`Links::streams`], and
+    /// each pipe is grown the first time a message does not fit it.
+    pub fn pipes<R, W>(&self, from_peer: R, to_peer: W) -> (Link, LinkDone)
+    where
+        R: AsyncRead + AsRawFd + Unpin + Send + 'static,
+        W: AsyncWrite + AsRawFd + Unpin + Send + 'static,
+    {
+        let source = reader::Lines::new(Pipe::new(from_peer), self.limits.max_line);
+        let sink = writer::Lines::new(Pipe::new(to_peer));
+        self.spawn_tasks(source, sink)
+    }
+
     /// A peer whose transport delivers whole messages (a WebSocket): each message is one
     /// frame. Its loops run as tasks.
     pub fn messages<S, K>(&self, from_peer: S, to_peer: K) -> (Link, LinkDone)
@@ -238,6 +257,55 @@ impl Links {
         self.spawn_tasks(source, writer::Messages::new(to_peer))
     }
 
+    /// The conductor's own stdin and stdout (the editor, or a parent conductor). A pipe or
+    /// socket is made non-blocking and served by a task, on the runtime's thread like the
+    /// router (no hand-over between threads per message); anything else (a terminal, a file)
+    /// by a thread of its own, as [`Links::blocking`] does. Neither way has a write timeout:
+    /// a peer that stops reading pauses what is sent toward it, and memory stays bounded by
+    /// the queue limit.
+    ///
+    /// Must be called inside the runtime.
+    pub fn stdio(&self, input: OwnedFd, output: OwnedFd) -> (Link, LinkDone) {
+        let runtime = tokio::runtime::Handle::current();
+        let parts = self.parts();
+        let id = parts.link.id;
+        let events = &self.events;
+        let gate = &parts.link.gate;
+        let max_line = self.limits.max_line;
+        match stdio::input(input) {
+            Ok(pipe) => {
+                let source = reader::Lines::new(Pipe::new(pipe), max_line);
+                let read = reader::read_loop(id, source, events.clone(), gate.clone());
+                tokio::spawn(until_finished(read, parts.reader_done));
+            }
+            Err(fd) => {
+                let source = reader::Lines::new(BlockingStream::new(File::from(fd)), max_line);
+                let read = reader::read_loop(id, source, events.clone(), gate.clone());
+                let read = until_finished(read, parts.reader_done);
+                on_thread(&runtime, id, "reader", read);
+            }
+        }
+        let trace = self.trace.clone();
+        match stdio::output(output) {
+            Ok(pipe) => {
+                let sink = writer::Lines::new(Pipe::new(pipe));
+                let write = writer::write_loop(id, sink, parts.outbox, events.clone(), None, trace);
+                tokio::spawn(until_finished(write, parts.writer_done));
+            }
+            Err(fd) => {
+                let sink = writer::Lines::new(BlockingStream::new(File::from(fd)));
+                let write = writer::write_loop(id, sink, parts.outbox, events.clone(), None, trace);
+                on_thread(
+                    &runtime,
+                    id,
+                    "writer",
+                    until_finished(write, parts.writer_done),
+                );
+            }
+        }
+        (parts.link, parts.done)
+    }
+
     /// An in-memory peer, for tests: the link, and the peer's end. The peer reads through a
     /// queue of `capacity` frames; a peer that stops reading holds up the link's writer.
     pub fn memory(&self, capacity: usize) -> (Link, MemoryPeer) {
@@ -247,8 +315,8 @@ impl Links {
         (link, MemoryPeer::new(to_link, from_link))
     }
 
-    /// A peer reached through blocking descriptors (the conductor's own stdin and stdout).
-    /// Each loop runs on a thread of its own, named after the link. A blocking write cannot
+    /// A peer reached through blocking descriptors (what [`Links::stdio`] does for a
+    /// terminal or a file). Each loop runs on a thread of its own, named after the link. A blocking write cannot
     /// be interrupted, so this link has no write timeout: a peer that stops reading pauses
     /// what is sent toward it, and memory stays bounded by the queue limit.
     ///

@@ -17,7 +17,9 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
-use crate::component::{Instance, Started, native, remote, wasm};
+#[cfg(feature = "wasm")]
+use crate::component::wasm;
+use crate::component::{Instance, Started, native, remote};
 use crate::config::{
     AgentSpec, CommandSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, RemoteSpec, WasmSpec,
 };
@@ -65,6 +67,7 @@ struct Slot {
 pub struct Supervisor {
     links: Links,
     events: mpsc::Sender<Event>,
+    #[cfg(feature = "wasm")]
     wasm: wasm::WasmHost,
     /// The component at each position, from position 1 on (position 0 is the editor).
     slots: Vec<Slot>,
@@ -140,6 +143,7 @@ impl Supervisor {
         Supervisor {
             links,
             events,
+            #[cfg(feature = "wasm")]
             wasm: wasm::WasmHost::new(config.conductor.cache_dir.clone()),
             slots,
             instances: Vec::new(),
@@ -186,7 +190,11 @@ impl Supervisor {
         let launch = self.slot(position).launch.clone();
         let started = match &launch {
             Launch::Native { spec, .. } => native::spawn(spec, &self.links, &self.events),
+            #[cfg(feature = "wasm")]
             Launch::Wasm(spec) => wasm::spawn(spec, &self.wasm, &self.links, &self.events),
+            // The config refuses `wasm` in such a build; a config made in code still fails here.
+            #[cfg(not(feature = "wasm"))]
+            Launch::Wasm(_) => Err(crate::config::NO_WASM.to_string()),
             Launch::Remote(spec) => remote::connect(spec, &self.links, &self.events),
             Launch::Missing(reason) => Err(reason.clone()),
         };

@@ -17,6 +17,11 @@ const DIR_MODES: &[(&str, DirMode)] = &[("ro", DirMode::ReadOnly), ("rw", DirMod
 /// Below this a Rust proxy cannot even start; a smaller cap is a typo, not a policy.
 const MIN_MEMORY: usize = 1 << 20;
 
+/// Why a `wasm` proxy cannot run in a native-only build (`--no-default-features`).
+pub(crate) const NO_WASM: &str = "this acp-conductor was built without WASM support (cargo \
+     feature `wasm`, on by default): rebuild it with default features, or run the proxy as a \
+     `command`";
+
 /// `$XDG_CACHE_HOME/acp-conductor`, else `$HOME/.cache/acp-conductor`; relative values are
 /// ignored, as the XDG specification asks.
 pub(crate) fn default_cache_dir(vars: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
@@ -50,6 +55,10 @@ impl Validator<'_, '_, '_> {
         name: Option<String>,
         scope: Scope,
     ) -> Option<WasmSpec> {
+        let refused = !cfg!(feature = "wasm");
+        if refused && let Some((key, _)) = table.get_key_value("wasm") {
+            self.error(key.span(), NO_WASM);
+        }
         if let Some((key, _)) = table.get_key_value("cwd") {
             self.error(
                 key.span(),
@@ -78,6 +87,9 @@ impl Validator<'_, '_, '_> {
             if let Some(value) = (self.surroundings.vars)(pass) {
                 env.push((pass.clone(), value));
             }
+        }
+        if refused {
+            return None;
         }
         Some(WasmSpec {
             name: name?,

@@ -6,6 +6,7 @@ mod backpressure;
 mod bad_input;
 mod cancel;
 mod failures;
+mod fairness;
 mod harness;
 mod ids;
 mod mcp;
