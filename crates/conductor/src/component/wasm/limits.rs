@@ -109,6 +109,11 @@ impl ComputeClock {
     /// What to do when the guest reaches an epoch deadline: keep going without a task
     /// switch when it has just rested (the common case right after a message arrives),
     /// yield to the runtime while it computes, interrupt it past `limit`.
+    ///
+    /// The yield is tokio's `yield_now`, which puts the guest back only after the runtime
+    /// has polled for I/O: the guest shares the conductor's one thread, and a task that
+    /// woke itself (wasmtime's plain `Yield`) would keep the run queue busy, so that pipes
+    /// were polled only every 61st task run, 5 ms of computing each.
     pub fn on_deadline(&self, limit: Duration) -> UpdateDeadline {
         let computing = self.computing_for();
         if computing >= limit {
@@ -116,7 +121,7 @@ impl ComputeClock {
         } else if computing < EPOCH_TICK {
             UpdateDeadline::Continue(1)
         } else {
-            UpdateDeadline::Yield(1)
+            UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))
         }
     }
 }
@@ -152,7 +157,7 @@ mod tests {
         ));
         assert!(matches!(
             clock.on_deadline(Duration::from_secs(10)),
-            UpdateDeadline::Yield(1)
+            UpdateDeadline::YieldCustom(1, _)
         ));
         clock.rest();
         assert!(clock.computing_for() < Duration::from_millis(20));
