@@ -152,6 +152,14 @@ pub const SDK_PROVIDER: WorkspaceProgram = WorkspaceProgram {
     build: "cargo build -p sdk-provider",
 };
 
+/// An ACP agent on the official Rust SDK, served over ACP's Streamable HTTP and WebSocket
+/// transport by the SDK's own server (`agent-client-protocol-http`).
+pub const REMOTE_AGENT: WorkspaceProgram = WorkspaceProgram {
+    path: "test-remote-agent",
+    sources: &["tests/remote-agent/src", "tests/remote-agent/Cargo.toml"],
+    build: "cargo build -p remote-agent",
+};
+
 /// The example proxy of docs/proxies.md, `crates/proxy-kit/examples/shout.rs`.
 pub const SHOUT_EXAMPLE: WorkspaceProgram = WorkspaceProgram {
     path: "examples/shout",

@@ -6,7 +6,8 @@
 //! `ACP_CONDUCTOR_BIN`). A build older than the conductor's sources is refused. The tests of
 //! the bundled proxies and of the kit's example proxy run `acp-context-proxy`, `acp-tool-guard`
 //! and `examples/shout` from the same directory, refused the same way when stale; so are the
-//! MCP tests' `acp-notes-proxy`, `test-rmcp-agent` and `test-sdk-provider`:
+//! MCP tests' `acp-notes-proxy`, `test-rmcp-agent` and `test-sdk-provider`, and the remote
+//! tests' `test-remote-agent`:
 //! `cargo build --workspace --bins --examples` builds everything they launch.
 
 pub mod agent_script;
@@ -16,6 +17,7 @@ pub mod fixture_io;
 pub mod jsonrpc;
 pub mod mcp_chain;
 pub mod processes;
+pub mod remote_server;
 pub mod scenario;
 pub mod test_chain;
 pub mod trace_file;

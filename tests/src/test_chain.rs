@@ -65,6 +65,9 @@ pub struct TestChain {
     pub agent: Option<AgentEntry>,
     /// `[agent] builtin = "..."` instead of an agent command (`agent` is then `None`).
     pub builtin_agent: Option<String>,
+    /// An `[agent]` reached at a URL instead of started (`agent` is then `None`): its keys
+    /// with their values as TOML text, in order.
+    pub remote_agent: Option<Vec<(String, String)>>,
     /// `[conductor]` keys with their values as TOML text.
     pub conductor: Vec<(String, String)>,
 }
@@ -88,6 +91,7 @@ impl TestChain {
             proxies: Vec::new(),
             agent: Some(agent),
             builtin_agent: None,
+            remote_agent: None,
             conductor: Vec::new(),
         }
     }
@@ -106,6 +110,19 @@ impl TestChain {
         chain.agent = None;
         chain.builtin_agent = Some("demo".to_string());
         chain
+    }
+
+    /// Replaces the agent with one reached at `url` (`[agent] url = ...`), named `remote`,
+    /// with more `[agent]` keys (values as TOML text).
+    pub fn use_remote_agent(&mut self, url: &str, settings: &[(&str, &str)]) -> &mut Self {
+        self.agent = None;
+        let mut keys = vec![
+            ("name".to_string(), toml_string("remote")),
+            ("url".to_string(), toml_string(url)),
+        ];
+        keys.extend(settings.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        self.remote_agent = Some(keys);
+        self
     }
 
     /// A chain of `count` test-proxies named `p1`..`pN` in front of the test-agent.
@@ -194,6 +211,13 @@ impl TestChain {
             ));
             text.push_str(&format!("args = {}\n", toml_array(&agent.args)));
             for (key, value) in &agent.settings {
+                text.push_str(&format!("{key} = {value}\n"));
+            }
+            text.push('\n');
+        }
+        if let Some(keys) = &self.remote_agent {
+            text.push_str("[agent]\n");
+            for (key, value) in keys {
                 text.push_str(&format!("{key} = {value}\n"));
             }
             text.push('\n');

@@ -1,9 +1,11 @@
-//! The kinds of component a chain runs (a child process, a WASM instance) and how each is
-//! started: every kind ends up as a link plus what it takes to stop it. Knows no messages.
+//! The kinds of component a chain runs (a child process, a WASM instance, a remote component
+//! reached at a URL) and how each is started: every kind ends up as a link plus what it
+//! takes to stop it. Knows no messages.
 //!
 //! Only the supervisor calls these; it decides when a component starts, stops or starts again.
 
 pub mod native;
+pub mod remote;
 pub mod stderr_relay;
 pub mod stderr_tail;
 pub mod wasm;
@@ -31,7 +33,8 @@ pub struct Instance {
     pub stopped: watch::Receiver<bool>,
     /// For native children: the process group to signal.
     pub process_group: Option<i32>,
-    /// For WASM instances: the task running the guest, to end one that does not stop.
+    /// For WASM instances: the task running the guest, to end one that does not stop; for
+    /// remote components, the task whose end drops the connection.
     pub task: Option<tokio::task::AbortHandle>,
     /// When it was launched.
     pub launched_at: tokio::time::Instant,

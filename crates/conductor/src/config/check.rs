@@ -9,8 +9,9 @@ use super::duration::format_duration;
 use super::size::format_size;
 use super::{
     AfterRestarts, AgentSpec, BuiltinAgent, CommandSpec, Config, DirMode, FailurePolicy, Mode,
-    OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, WasmKind, WasmSpec, inspect,
+    OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, WasmSpec, inspect,
 };
+use crate::remote::protocol::{Transport, shown_url};
 
 /// `EX_CONFIG` from BSD `sysexits.h`: the configuration is wrong.
 const EX_CONFIG: u8 = 78;
@@ -70,6 +71,9 @@ fn summary(config: &Config, registry: Option<&RegistryUse>) -> String {
             match &proxy.launch {
                 ProxyLaunch::Native(launch) => format!("proxy {}", launched(launch, protocol)),
                 ProxyLaunch::Wasm(wasm) => format!("WASM proxy {}", sandboxed(wasm, protocol)),
+                ProxyLaunch::Remote(remote) => {
+                    format!("remote proxy {}", reached(remote, protocol))
+                }
             }
         })
         .collect();
@@ -95,6 +99,9 @@ fn summary(config: &Config, registry: Option<&RegistryUse>) -> String {
             "the built-in demo agent ({}{agent_failure})",
             command.program.display()
         ),
+        Some(AgentSpec::Remote(remote)) => {
+            format!("remote agent {}", reached(remote, &agent_failure))
+        }
         None => "the parent conductor's successor".to_owned(),
     });
     let settings = &config.conductor;
@@ -209,6 +216,26 @@ fn failure_details(policy: &FailurePolicy) -> String {
 /// "`name` (/abs/program, details)".
 fn launched(launch: &CommandSpec, details: &str) -> String {
     format!("`{}` ({}{details})", launch.name, launch.program.display())
+}
+
+/// "`name` (wss://host/acp over WebSocket, headers Authorization)": never a header's value.
+fn reached(remote: &RemoteSpec, details: &str) -> String {
+    let transport = Transport::of_scheme(remote.url.scheme()).map_or("?", Transport::describe);
+    let headers = if remote.headers.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = remote
+            .headers
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect();
+        format!(", headers {}", names.join(", "))
+    };
+    format!(
+        "`{}` ({} over {transport}{headers}{details})",
+        remote.name,
+        shown_url(&remote.url)
+    )
 }
 
 #[cfg(test)]
@@ -331,7 +358,7 @@ mod tests {
         assert_eq!(
             err,
             format!(
-                "{file}:1:1: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`\n\
+                "{file}:1:1: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry), `url` (an agent served elsewhere) or `builtin = \"demo\"`\n\
                  {file}:2:1: unknown key `comand` in [agent]; did you mean `command`?\n\
                  {file}:3:1: [[proxy]] #1 needs a `name`\n\
                  {file}:4:11: command `nowhere` not found on PATH\n"

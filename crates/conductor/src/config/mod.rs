@@ -11,6 +11,8 @@ mod interpolate;
 mod observe;
 #[cfg(test)]
 mod registry_tests;
+#[cfg(test)]
+mod remote_tests;
 mod resolve;
 mod schema;
 pub(crate) mod size;
@@ -135,6 +137,44 @@ pub enum AgentSpec {
         /// The agent's program, found next to the conductor or on `PATH`, without arguments.
         command: CommandSpec,
     },
+    /// `url = "wss://..."`: an agent served elsewhere, reached over ACP's remote transport.
+    Remote(RemoteSpec),
+}
+
+impl AgentSpec {
+    /// The agent's name in logs, errors and the trace.
+    pub fn name(&self) -> &str {
+        match self {
+            AgentSpec::Command(spec) | AgentSpec::Builtin { command: spec, .. } => &spec.name,
+            AgentSpec::Remote(remote) => &remote.name,
+        }
+    }
+}
+
+/// A component reached at a URL over ACP's Streamable HTTP or WebSocket transport (`url`
+/// and `headers` of `[agent]` or `[[proxy]]`), instead of started by the conductor.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RemoteSpec {
+    /// The component's name in logs and errors.
+    pub name: String,
+    /// `ws`, `wss`, `http` or `https`, with a host, and neither user information nor
+    /// fragment (checked).
+    pub url: url::Url,
+    /// Sent with the WebSocket upgrade and with every HTTP request, in file order; the
+    /// values are secrets, never logged and redacted in the trace.
+    pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for RemoteSpec {
+    /// Shows the URL without what may carry credentials, and the header names only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("RemoteSpec")
+            .field("name", &self.name)
+            .field("url", &crate::remote::protocol::shown_url(&self.url))
+            .field("headers", &names)
+            .finish()
+    }
 }
 
 /// Agents shipped with the conductor, selected with `builtin = "..."`.
@@ -232,13 +272,15 @@ pub enum AfterRestarts {
     Bypass,
 }
 
-/// How a proxy runs: `command = ...` or `wasm = ...`.
+/// How a proxy runs: `command = ...`, `wasm = ...` or `url = ...`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProxyLaunch {
     /// A child process.
     Native(CommandSpec),
     /// A WASI command inside the conductor, in a sandbox.
     Wasm(WasmSpec),
+    /// A proxy served elsewhere (a shared one), reached over ACP's remote transport.
+    Remote(RemoteSpec),
 }
 
 /// A WASM proxy: everything needed to load and run it, already resolved.

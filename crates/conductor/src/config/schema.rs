@@ -23,6 +23,7 @@ use failure::Component;
 
 mod failure;
 mod registry;
+mod remote;
 mod trace;
 mod wasm;
 
@@ -45,6 +46,8 @@ const AGENT_KEYS: &[&str] = &[
     "builtin",
     "registry",
     "registry_file",
+    "url",
+    "headers",
     "args",
     "env",
     "cwd",
@@ -60,6 +63,8 @@ const PROXY_KEYS: &[&str] = &[
     "name",
     "command",
     "wasm",
+    "url",
+    "headers",
     "args",
     "env",
     "cwd",
@@ -269,6 +274,8 @@ impl Validator<'_, '_, '_> {
         let command = table.get_key_value("command");
         let builtin = table.get_key_value("builtin");
         let registry = table.get_key_value("registry");
+        let url = table.get_key_value("url");
+        self.refuse_headers_without_url(table, "[agent]");
         if registry.is_none()
             && let Some((key, _)) = table.get_key_value("registry_file")
         {
@@ -282,6 +289,7 @@ impl Validator<'_, '_, '_> {
             ("command", command),
             ("builtin", builtin),
             ("registry", registry),
+            ("url", url),
         ]
         .into_iter()
         .filter_map(|(name, entry)| entry.map(|(key, _)| (name, key.span().start)))
@@ -321,13 +329,20 @@ impl Validator<'_, '_, '_> {
         if let Some((_, registry)) = registry {
             return self.registry_agent(table, registry, scope);
         }
+        if url.is_some() {
+            let name = self.agent_name(table, DEFAULT_AGENT_NAME, scope);
+            let launch_name = name.as_ref().map(|name| name.name.clone());
+            let remote = self.remote_launch(table, "[agent]", launch_name, scope);
+            return (remote.map(AgentSpec::Remote), name);
+        }
         let name = self.agent_name(table, DEFAULT_AGENT_NAME, scope);
         let launch = self.launch(table, name.as_ref().map(|name| name.name.clone()), scope);
         if command.is_none() {
             self.error(
                 value.span(),
                 "[agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent \
-                 from the ACP registry) or `builtin = \"demo\"`",
+                 from the ACP registry), `url` (an agent served elsewhere) or \
+                 `builtin = \"demo\"`",
             );
             return (None, name);
         }
@@ -445,29 +460,38 @@ impl Validator<'_, '_, '_> {
         };
         let failure = self.failure_policy(table, Component::Proxy, scope);
         let launch_name = name.as_ref().map(|(name, _)| name.clone());
-        let launch = match (table.get_key_value("command"), table.get_key_value("wasm")) {
-            (Some(_), None) => {
+        self.refuse_headers_without_url(table, &place);
+        let chosen: Vec<(&str, usize)> = ["command", "wasm", "url"]
+            .into_iter()
+            .filter_map(|key| table.get_key_value(key))
+            .map(|(key, _)| (&**key.get_ref(), key.span().start))
+            .collect();
+        let launch = match chosen.as_slice() {
+            [(first, _), (second, _), ..] => {
+                let later = chosen.iter().map(|(_, start)| *start).max().unwrap_or(0);
+                self.error(
+                    later..later,
+                    format!("{place} sets both `{first}` and `{second}`; keep one of them"),
+                );
+                None
+            }
+            [("command", _)] => {
                 self.refuse_sandbox_for_native(table);
                 self.launch(table, launch_name, scope)
                     .map(ProxyLaunch::Native)
             }
-            (None, Some(_)) => self
+            [("wasm", _)] => self
                 .wasm_launch(table, launch_name, scope)
                 .map(ProxyLaunch::Wasm),
-            (Some((command_key, _)), Some((wasm_key, _))) => {
-                let later = command_key.span().start.max(wasm_key.span().start);
-                self.error(
-                    later..later,
-                    format!("{place} sets both `command` and `wasm`; keep one of them"),
-                );
-                None
-            }
-            (None, None) => {
+            [_] => self
+                .remote_launch(table, &place, launch_name, scope)
+                .map(ProxyLaunch::Remote),
+            [] => {
                 self.error(
                     value.span(),
                     format!(
-                        "{place} needs a `command` (a program to run) or `wasm` (a WebAssembly \
-                         proxy)"
+                        "{place} needs a `command` (a program to run), `wasm` (a WebAssembly \
+                         proxy) or `url` (a proxy served elsewhere)"
                     ),
                 );
                 // Checked only so that their own mistakes are reported in the same pass.

@@ -77,7 +77,7 @@ const DEMO_AGENT: &str = "[agent]\nbuiltin = \"demo\"\n";
 fn native(proxy: &ProxySpec) -> &CommandSpec {
     match &proxy.launch {
         ProxyLaunch::Native(command) => command,
-        ProxyLaunch::Wasm(wasm) => panic!("expected a command proxy, got {wasm:?}"),
+        other => panic!("expected a command proxy, got {other:?}"),
     }
 }
 
@@ -669,7 +669,7 @@ fn required_keys_are_reported_at_their_table() {
     assert_eq!(
         machine.errors("\n[conductor]\n\n  [agent]\nname = \"a\"\n"),
         [
-            "4:3: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`"
+            "4:3: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry), `url` (an agent served elsewhere) or `builtin = \"demo\"`"
         ]
     );
     assert_eq!(
@@ -678,7 +678,7 @@ fn required_keys_are_reported_at_their_table() {
         )),
         [
             "3:1: [[proxy]] #1 needs a `name`",
-            "5:1: [[proxy]] \"p\" needs a `command` (a program to run) or `wasm` (a WebAssembly proxy)",
+            "5:1: [[proxy]] \"p\" needs a `command` (a program to run), `wasm` (a WebAssembly proxy) or `url` (a proxy served elsewhere)",
         ]
     );
 }
@@ -783,12 +783,12 @@ name = "ctx"
             "3:11: command `missing-proxy` not found next to acp-conductor or on PATH",
             "7:12: `max_line`: invalid size \"lots\": write a whole number of bytes, or a whole \
              number followed by KiB, MiB or GiB, such as \"64MiB\"",
-            "10:1: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`",
+            "10:1: [agent] needs `command` (a program to run), `registry = \"<id>\"` (an agent from the ACP registry), `url` (an agent served elsewhere) or `builtin = \"demo\"`",
             "11:1: unknown key `comand` in [agent]; did you mean `command`?",
             "12:9: `args` items must be strings, found integer",
             "13:15: environment variable `UNSET_KEY` is not set (write `${UNSET_KEY:-default}` \
              to give a default)",
-            "15:1: [[proxy]] \"ctx\" needs a `command` (a program to run) or `wasm` (a WebAssembly proxy)",
+            "15:1: [[proxy]] \"ctx\" needs a `command` (a program to run), `wasm` (a WebAssembly proxy) or `url` (a proxy served elsewhere)",
             "16:8: duplicate proxy name `ctx` (first used on line 2)",
         ]
     );
@@ -823,7 +823,7 @@ fn errors_display_with_the_file_as_given() {
     assert_eq!(
         errors.to_string(),
         "conf/conductor.toml:1:1: [agent] needs `command` (a program to run), `registry = \
-         \"<id>\"` (an agent from the ACP registry) or `builtin = \"demo\"`\n\
+         \"<id>\"` (an agent from the ACP registry), `url` (an agent served elsewhere) or `builtin = \"demo\"`\n\
          conf/conductor.toml:2:1: unknown key `comand` in [agent]; did you mean `command`?"
     );
 }

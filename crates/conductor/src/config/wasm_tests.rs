@@ -49,7 +49,7 @@ fn errors(temp: &TempDir, text: &str) -> Vec<String> {
 fn wasm(config: &Config) -> &WasmSpec {
     match &config.proxies[0].launch {
         ProxyLaunch::Wasm(spec) => spec,
-        ProxyLaunch::Native(command) => panic!("expected a WASM proxy, got {command:?}"),
+        other => panic!("expected a WASM proxy, got {other:?}"),
     }
 }
 

@@ -5,8 +5,9 @@
 
 use crate::config::{
     AfterRestarts, AgentSpec, CommandSpec, Config, DirMode, FailurePolicy, Mode, OnFailure,
-    ProxyLaunch, ProxyProtocol, RegistryUse, WasmKind, format_duration, format_size,
+    ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, format_duration, format_size,
 };
+use crate::remote::protocol::{Transport, shown_url};
 
 /// The chain as lines of text, without a trailing newline.
 pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> String {
@@ -68,6 +69,13 @@ pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> Strin
                     lines.push(format!("       environment: {}", names.join(", ")));
                 }
             }
+            ProxyLaunch::Remote(remote) => {
+                lines.push(format!(
+                    "  {number}. proxy `{}`: served elsewhere; {dialect}",
+                    proxy.name
+                ));
+                lines.extend(remote_lines(remote));
+            }
         }
         lines.push(format!("       {}", failure(&proxy.failure)));
     }
@@ -92,6 +100,15 @@ pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> Strin
                 AgentSpec::Builtin { agent, command } => {
                     (command, format!("the built-in {} agent", agent.name()))
                 }
+                AgentSpec::Remote(remote) => {
+                    lines.push(format!(
+                        "  {number}. agent `{}`: served elsewhere",
+                        remote.name
+                    ));
+                    lines.extend(remote_lines(remote));
+                    lines.push(format!("       {}", failure(&config.agent_failure)));
+                    return lines.join("\n");
+                }
             };
             lines.push(format!("  {number}. agent `{}`: {origin}", spec.name));
             lines.extend(command_lines(spec));
@@ -103,6 +120,24 @@ pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> Strin
         )),
     }
     lines.join("\n")
+}
+
+/// "reached at URL over TRANSPORT", then the names of the headers sent (never their values).
+fn remote_lines(remote: &RemoteSpec) -> Vec<String> {
+    let transport = Transport::of_scheme(remote.url.scheme()).map_or("?", Transport::describe);
+    let mut lines = vec![format!(
+        "       reached at {} over {transport}",
+        shown_url(&remote.url)
+    )];
+    if !remote.headers.is_empty() {
+        let names: Vec<&str> = remote
+            .headers
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect();
+        lines.push(format!("       headers: {}", names.join(", ")));
+    }
+    lines
 }
 
 /// "runs /abs/program arg ...", then its directory and environment names when set.

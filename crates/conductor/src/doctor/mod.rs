@@ -268,7 +268,7 @@ fn run_probe(config: &Config, editor_path: &str) -> Vec<ComponentProbe> {
     match &mut config.agent {
         Some(config::AgentSpec::Command(spec)) => with_path(spec),
         Some(config::AgentSpec::Builtin { command, .. }) => with_path(command),
-        None => {}
+        Some(config::AgentSpec::Remote(_)) | None => {}
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

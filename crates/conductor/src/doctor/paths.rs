@@ -124,7 +124,7 @@ pub(crate) fn interpreter_findings(config: &Config, paths: &Paths<'_>) -> Vec<Fi
         .iter()
         .filter_map(|proxy| match &proxy.launch {
             ProxyLaunch::Native(spec) => Some((format!("proxy `{}`", proxy.name), spec)),
-            ProxyLaunch::Wasm(_) => None,
+            ProxyLaunch::Wasm(_) | ProxyLaunch::Remote(_) => None,
         })
         .collect();
     match &config.agent {
@@ -132,7 +132,7 @@ pub(crate) fn interpreter_findings(config: &Config, paths: &Paths<'_>) -> Vec<Fi
         Some(AgentSpec::Builtin { command, .. }) => {
             commands.push((format!("agent `{}`", command.name), command))
         }
-        None => {}
+        Some(AgentSpec::Remote(_)) | None => {}
     }
     let mut findings = Vec::new();
     for (label, spec) in commands {

@@ -182,11 +182,11 @@ pub(crate) async fn probe(config: &Config) -> Vec<ComponentProbe> {
         })
         .collect();
     if mode == ChainMode::Agent {
-        let name = match &config.agent {
-            Some(crate::config::AgentSpec::Command(spec)) => spec.name.clone(),
-            Some(crate::config::AgentSpec::Builtin { command, .. }) => command.name.clone(),
-            None => "agent".to_owned(),
-        };
+        let name = config
+            .agent
+            .as_ref()
+            .map_or("agent", crate::config::AgentSpec::name)
+            .to_owned();
         labels.push((
             format!("agent `{name}`"),
             config.agent_failure.startup_timeout,

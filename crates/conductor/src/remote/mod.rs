@@ -1,4 +1,7 @@
-//! ACP's Streamable HTTP & WebSocket transport (the RFD `streamable-http-websocket-transport`):
-//! a chain served to remote editors (`serve`). The chain itself is the conductor's own run.
+//! Components anywhere: ACP over the Streamable HTTP and WebSocket transport of the RFD.
+//! The wire rules both sides share (`protocol`), the client that reaches a remote component,
+//! and `serve`, which serves a chain to remote editors.
 
+pub mod client;
+pub mod protocol;
 pub mod serve;

@@ -51,6 +51,8 @@ pub enum LaunchKind {
     Builtin { pid: Option<i32> },
     /// A WASM proxy, running inside the conductor.
     Wasm { module: PathBuf },
+    /// A component served elsewhere, reached at this URL (as it may be shown).
+    Remote { url: String },
 }
 
 /// A component started again.

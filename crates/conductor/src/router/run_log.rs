@@ -109,6 +109,9 @@ pub fn chain_up_line(after: Duration, components: &[ComponentUp]) -> String {
                 LaunchKind::Wasm { module } => {
                     let _ = write!(line, ", wasm {}", module.display());
                 }
+                LaunchKind::Remote { url } => {
+                    let _ = write!(line, ", remote {url}");
+                }
             },
             None => line.push_str(", not started"),
         }

@@ -17,9 +17,9 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
-use crate::component::{Instance, Started, native, wasm};
+use crate::component::{Instance, Started, native, remote, wasm};
 use crate::config::{
-    AgentSpec, CommandSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, WasmSpec,
+    AgentSpec, CommandSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, RemoteSpec, WasmSpec,
 };
 use crate::event::Event;
 use crate::link::{Link, LinkId, Links};
@@ -42,6 +42,8 @@ enum Launch {
         builtin: bool,
     },
     Wasm(WasmSpec),
+    /// Served elsewhere: reached at its URL.
+    Remote(RemoteSpec),
     /// Nothing can be started: the reason is its failure.
     Missing(String),
 }
@@ -97,6 +99,7 @@ impl Supervisor {
                         builtin: false,
                     },
                     ProxyLaunch::Wasm(spec) => Launch::Wasm(spec.clone()),
+                    ProxyLaunch::Remote(spec) => Launch::Remote(spec.clone()),
                 },
                 initialize_params: None,
                 current: None,
@@ -118,6 +121,7 @@ impl Supervisor {
                         builtin: true,
                     },
                 ),
+                Some(AgentSpec::Remote(spec)) => (spec.name.clone(), Launch::Remote(spec.clone())),
                 None => (
                     "agent".to_string(),
                     Launch::Missing("is not configured: add an [agent] table".to_string()),
@@ -145,11 +149,11 @@ impl Supervisor {
 
     /// The agent's name in logs, errors and the trace.
     pub fn agent_name(config: &Config) -> String {
-        match &config.agent {
-            Some(AgentSpec::Command(spec)) => spec.name.clone(),
-            Some(AgentSpec::Builtin { command, .. }) => command.name.clone(),
-            None => "agent".to_string(),
-        }
+        config
+            .agent
+            .as_ref()
+            .map_or("agent", AgentSpec::name)
+            .to_string()
     }
 
     /// Starts every component, in chain order, and returns their links from position 1 on.
@@ -183,6 +187,7 @@ impl Supervisor {
         let started = match &launch {
             Launch::Native { spec, .. } => native::spawn(spec, &self.links, &self.events),
             Launch::Wasm(spec) => wasm::spawn(spec, &self.wasm, &self.links, &self.events),
+            Launch::Remote(spec) => remote::connect(spec, &self.links, &self.events),
             Launch::Missing(reason) => Err(reason.clone()),
         };
         match started {
@@ -279,6 +284,9 @@ impl Components for Supervisor {
             },
             Launch::Wasm(spec) => LaunchKind::Wasm {
                 module: spec.module.clone(),
+            },
+            Launch::Remote(spec) => LaunchKind::Remote {
+                url: crate::remote::protocol::shown_url(&spec.url),
             },
             Launch::Missing(_) => return None,
         };

@@ -11,7 +11,7 @@ pub struct Component {
     pub name: String,
     /// `editor`, `parent` (proxy mode), `proxy` or `agent`.
     pub role: &'static str,
-    /// For proxies: `native` or `wasm`.
+    /// For proxies: `native`, `wasm` or `remote`.
     pub kind: Option<&'static str>,
 }
 

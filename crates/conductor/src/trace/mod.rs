@@ -96,14 +96,17 @@ impl Trace {
 }
 
 /// The values of every `env` entry of the configuration (proxies' and the agent's, and the
-/// variables a WASM proxy's sandbox passes through): each is a secret in the trace.
+/// variables a WASM proxy's sandbox passes through) and of every `headers` entry of a remote
+/// component: each is a secret in the trace.
 pub fn secrets_of(config: &Config) -> Vec<String> {
     let proxies = config.proxies.iter().flat_map(|proxy| match &proxy.launch {
         ProxyLaunch::Native(command) => command.env.iter(),
         ProxyLaunch::Wasm(wasm) => wasm.env.iter(),
+        ProxyLaunch::Remote(remote) => remote.headers.iter(),
     });
     let agent = config.agent.iter().flat_map(|agent| match agent {
         AgentSpec::Command(command) | AgentSpec::Builtin { command, .. } => command.env.iter(),
+        AgentSpec::Remote(remote) => remote.headers.iter(),
     });
     proxies
         .chain(agent)
@@ -119,6 +122,7 @@ pub fn proxy_kinds(config: &Config) -> Vec<&'static str> {
         .map(|proxy| match proxy.launch {
             ProxyLaunch::Native(_) => "native",
             ProxyLaunch::Wasm(_) => "wasm",
+            ProxyLaunch::Remote(_) => "remote",
         })
         .collect()
 }

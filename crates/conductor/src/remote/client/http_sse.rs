@@ -1,0 +1,371 @@
+//! A remote component over Streamable HTTP (`http://`, `https://`): each message to it is
+//! the body of one POST, each message from it one SSE event on a long-lived GET stream.
+//!
+//! - `initialize` is POSTed without a connection id and answered `200` with the response
+//!   as the body and `Acp-Connection-Id` as a header. The connection-scoped stream is opened
+//!   before that response is passed on, so nothing sent in answer to it can go unheard.
+//! - Every later POST carries `Acp-Connection-Id`; a session-scoped one
+//!   (`remote::protocol::call_scope`, or a response to a request the server sent on a
+//!   session's stream) also `Acp-Session-Id`, after that session's stream is open. They are
+//!   answered `202 Accepted`; the answers come on the streams.
+//! - A response carrying a new `sessionId` (`session/new`, `session/fork`) opens that
+//!   session's stream before it is passed on.
+//! - POSTs are made one at a time, in the order the router queued them, so the server reads
+//!   a cancel after the prompt it cancels. Cookies the server sets are kept for the
+//!   connection, as the RFD requires.
+//! - Closing sends `DELETE` with the connection id. A stream that fails, or the
+//!   connection-scoped one ending, ends the connection.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use acp_wire::{Envelope, IdKey};
+use bytes::Bytes;
+use tokio::sync::{OnceCell, mpsc, oneshot};
+
+use super::{CONNECT_TIMEOUT, Ended, Target, sse_stream, tls};
+use crate::link::{MessageSink, MessageSource};
+use crate::remote::protocol::{
+    CONNECTION_ID, JSON_MEDIA_TYPE, SESSION_ID, Scope, call_scope, opens_connection,
+};
+
+/// Messages read from the streams and not yet taken by the link's reader.
+const INCOMING_QUEUE: usize = 64;
+
+/// What the streams (and the `initialize` answer) hand to the source.
+pub(super) enum Incoming {
+    Message(Bytes),
+    /// The connection is over: `None` when the server ended it, else why it failed.
+    End(Option<String>),
+}
+
+/// What the sink and the stream readers of one connection share.
+pub(super) struct Shared {
+    http: Result<reqwest::Client, String>,
+    pub(super) target: Target,
+    /// Set from the `initialize` answer.
+    connection: OnceLock<http::HeaderValue>,
+    /// The session streams opened or being opened.
+    sessions: Mutex<HashMap<String, Arc<OnceCell<()>>>>,
+    /// Requests the server sent on a session's stream, by id: the answer is POSTed with
+    /// that session's header.
+    pub(super) asked_in: Mutex<HashMap<IdKey, String>>,
+    pub(super) incoming: mpsc::Sender<Incoming>,
+    pub(super) ended: Ended,
+    /// The stream readers, ended with the source.
+    readers: Mutex<Vec<tokio::task::AbortHandle>>,
+}
+
+/// What the server sends, from every stream of the connection.
+pub struct HttpSource {
+    incoming: mpsc::Receiver<Incoming>,
+    stop: oneshot::Receiver<()>,
+    shared: Arc<Shared>,
+}
+
+/// What is sent to the server, one POST per message.
+pub struct HttpSink {
+    shared: Arc<Shared>,
+}
+
+/// The halves of a connection not made yet: the first message sent (`initialize`) makes it.
+pub(super) fn open(
+    target: Target,
+    ended: Ended,
+    stop: oneshot::Receiver<()>,
+) -> (HttpSource, HttpSink) {
+    let (incoming_tx, incoming) = mpsc::channel(INCOMING_QUEUE);
+    let shared = Arc::new(Shared {
+        http: client(&target),
+        target,
+        connection: OnceLock::new(),
+        sessions: Mutex::new(HashMap::new()),
+        asked_in: Mutex::new(HashMap::new()),
+        incoming: incoming_tx,
+        ended,
+        readers: Mutex::new(Vec::new()),
+    });
+    let source = HttpSource {
+        incoming,
+        stop,
+        shared: shared.clone(),
+    };
+    (source, HttpSink { shared })
+}
+
+/// The HTTP client of one connection: its own cookie jar, HTTP/2 where TLS negotiates it.
+fn client(target: &Target) -> Result<reqwest::Client, String> {
+    // Always our own TLS configuration: reqwest has no crypto provider of its own here.
+    let tls = (*tls::client_config(&[b"h2", b"http/1.1"])?).clone();
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_nodelay(true)
+        .cookie_store(true)
+        .default_headers(target.headers.clone())
+        .tls_backend_preconfigured(tls)
+        .build()
+        .map_err(|e| format!("cannot set up HTTP for {}: {}", target.shown, describe(e)))
+}
+
+impl Shared {
+    fn http(&self) -> io::Result<&reqwest::Client> {
+        self.http.as_ref().map_err(|e| io::Error::other(e.clone()))
+    }
+
+    /// Ends the connection for the source: it reads `reason` and then nothing more.
+    pub(super) async fn fail(&self, reason: String) {
+        self.ended.set(reason.clone());
+        let _ = self.incoming.send(Incoming::End(Some(reason))).await;
+    }
+
+    /// Opens the stream of `session` (or the connection's, for `None`) unless it is open or
+    /// being opened; returns once the server has answered the GET.
+    pub(super) async fn open_stream(self: &Arc<Self>, session: Option<&str>) -> Result<(), String> {
+        let Some(session) = session else {
+            return self.start_stream(None).await;
+        };
+        let cell = {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            sessions.entry(session.to_owned()).or_default().clone()
+        };
+        cell.get_or_try_init(|| self.start_stream(Some(session)))
+            .await
+            .map(|_| ())
+    }
+
+    async fn start_stream(self: &Arc<Self>, session: Option<&str>) -> Result<(), String> {
+        let scope = match session {
+            Some(session) => format!("the stream of session {session}"),
+            None => "the connection's stream".to_owned(),
+        };
+        let http = self.http().map_err(|e| e.to_string())?;
+        let mut request = http.get(self.target.url.clone()).header(
+            http::header::ACCEPT,
+            crate::remote::protocol::EVENT_STREAM_MEDIA_TYPE,
+        );
+        if let Some(connection) = self.connection.get() {
+            request = request.header(CONNECTION_ID, connection.clone());
+        }
+        if let Some(session) = session {
+            request = request.header(SESSION_ID, session);
+        }
+        let response = request.send().await.map_err(|e| {
+            format!(
+                "could not open {scope} at {}: {}",
+                self.target.shown,
+                describe(e)
+            )
+        })?;
+        if !response.status().is_success() {
+            return Err(refused(&self.target.shown, &format!("opening {scope}"), response).await);
+        }
+        let reader = tokio::spawn(sse_stream::read(
+            self.clone(),
+            response,
+            session.map(str::to_owned),
+        ));
+        self.readers
+            .lock()
+            .expect("readers lock")
+            .push(reader.abort_handle());
+        Ok(())
+    }
+
+    /// `initialize`, the first message: the connection is made from its answer.
+    async fn initialize(self: &Arc<Self>, message: Bytes) -> Result<(), String> {
+        let shown = &self.target.shown;
+        let response = self
+            .http()
+            .map_err(|e| e.to_string())?
+            .post(self.target.url.clone())
+            .header(http::header::CONTENT_TYPE, JSON_MEDIA_TYPE)
+            .body(message)
+            .send()
+            .await
+            .map_err(|e| format!("could not connect to {shown}: {}", describe(e)))?;
+        if response.status() != http::StatusCode::OK {
+            return Err(refused(shown, "initialize", response).await);
+        }
+        let connection = response.headers().get(CONNECTION_ID).cloned();
+        let body = response.bytes().await.map_err(|e| {
+            format!(
+                "lost its connection ({shown}) reading the initialize answer: {}",
+                describe(e)
+            )
+        })?;
+        let Some(connection) = connection else {
+            // An initialize refused (an error answer): no connection was made, and the next
+            // initialize may try again.
+            tracing::debug!(url = %shown, "initialize answered without a connection");
+            let _ = self.incoming.send(Incoming::Message(body)).await;
+            return Ok(());
+        };
+        tracing::debug!(url = %shown, connection = ?connection, "Streamable HTTP connected");
+        let _ = self.connection.set(connection);
+        self.open_stream(None).await?;
+        let _ = self.incoming.send(Incoming::Message(body)).await;
+        Ok(())
+    }
+
+    /// One message after `initialize`, with the headers its scope needs.
+    async fn post(self: &Arc<Self>, message: Bytes) -> Result<(), String> {
+        let Some(connection) = self.connection.get().cloned() else {
+            return Err(format!(
+                "the first message to {} must be initialize",
+                self.target.shown
+            ));
+        };
+        let session = match acp_wire::parse(&message) {
+            Ok(
+                Envelope::Request { method, params, .. }
+                | Envelope::Notification { method, params },
+            ) => match call_scope(method, params) {
+                Scope::Session(session) => Some(session.into_owned()),
+                Scope::Connection => None,
+            },
+            Ok(Envelope::Response { id, .. }) => self
+                .asked_in
+                .lock()
+                .expect("asked lock")
+                .remove(&IdKey::of(id)),
+            Err(_) => None,
+        };
+        if let Some(session) = &session {
+            self.open_stream(Some(session)).await?;
+        }
+        let mut request = self
+            .http()
+            .map_err(|e| e.to_string())?
+            .post(self.target.url.clone())
+            .header(http::header::CONTENT_TYPE, JSON_MEDIA_TYPE)
+            .header(CONNECTION_ID, connection);
+        if let Some(session) = &session {
+            request = request.header(SESSION_ID, session.as_str());
+        }
+        let shown = &self.target.shown;
+        let response = request
+            .body(message)
+            .send()
+            .await
+            .map_err(|e| format!("lost its connection ({shown}): {}", describe(e)))?;
+        match response.status() {
+            http::StatusCode::ACCEPTED | http::StatusCode::NO_CONTENT => Ok(()),
+            // A server may answer in the body; each is a message like those of the streams.
+            http::StatusCode::OK => {
+                let body = response
+                    .bytes()
+                    .await
+                    .map_err(|e| format!("lost its connection ({shown}): {}", describe(e)))?;
+                if !body.iter().all(u8::is_ascii_whitespace) {
+                    let _ = self.incoming.send(Incoming::Message(body)).await;
+                }
+                Ok(())
+            }
+            _ => Err(refused(shown, "a message", response).await),
+        }
+    }
+
+    /// `DELETE`: the server ends the connection and its sessions' streams.
+    async fn delete(&self) {
+        let (Some(connection), Ok(http)) = (self.connection.get(), &self.http) else {
+            return;
+        };
+        let request = http
+            .delete(self.target.url.clone())
+            .header(CONNECTION_ID, connection.clone())
+            .send();
+        match tokio::time::timeout(CONNECT_TIMEOUT, request).await {
+            Ok(Ok(response)) => {
+                tracing::debug!(url = %self.target.shown, status = %response.status(), "connection ended")
+            }
+            Ok(Err(e)) => {
+                tracing::debug!(url = %self.target.shown, "DELETE failed: {}", describe(e))
+            }
+            Err(_) => tracing::debug!(url = %self.target.shown, "DELETE timed out"),
+        }
+    }
+}
+
+/// A refusal, for a person: what was refused, the status and the start of the body.
+async fn refused(shown: &str, what: &str, response: reqwest::Response) -> String {
+    let status = response.status();
+    let body = response.text().await.unwrap_or_default();
+    let body: String = body.trim().chars().take(200).collect();
+    let body = if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {body}")
+    };
+    format!("was refused by {shown} ({what}): the server answered {status}{body}")
+}
+
+/// A request's error with its causes (reqwest's own message alone says only "error sending
+/// request"), without the URL, whose query may carry a credential.
+pub(super) fn describe(error: reqwest::Error) -> String {
+    error_chain(&error.without_url())
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+impl MessageSource for HttpSource {
+    async fn next_message(&mut self) -> Option<io::Result<Bytes>> {
+        let incoming = tokio::select! {
+            incoming = self.incoming.recv() => incoming,
+            _ = &mut self.stop => None,
+        };
+        match incoming {
+            Some(Incoming::Message(message)) => Some(Ok(message)),
+            Some(Incoming::End(Some(reason))) => Some(Err(io::Error::other(reason))),
+            Some(Incoming::End(None)) | None => None,
+        }
+    }
+}
+
+impl Drop for HttpSource {
+    /// The streams end with the source: nothing would read them any more.
+    fn drop(&mut self) {
+        for reader in self.shared.readers.lock().expect("readers lock").drain(..) {
+            reader.abort();
+        }
+    }
+}
+
+impl MessageSink for HttpSink {
+    async fn send(&mut self, message: Bytes) -> io::Result<()> {
+        let shared = &self.shared;
+        let initializing = shared.connection.get().is_none()
+            && matches!(
+                acp_wire::parse(&message),
+                Ok(Envelope::Request { method, .. }) if opens_connection(method)
+            );
+        let sent = if initializing {
+            shared.initialize(message).await
+        } else {
+            shared.post(message).await
+        };
+        if let Err(reason) = sent {
+            shared.fail(reason.clone()).await;
+            return Err(io::Error::other(reason));
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.shared.delete().await;
+        Ok(())
+    }
+}
