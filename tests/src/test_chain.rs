@@ -16,6 +16,8 @@ use crate::editor::Editor;
 pub struct ProxyEntry {
     pub name: String,
     pub command: PathBuf,
+    /// `url = ...` instead of `command` and `args`: a proxy served elsewhere.
+    pub url: Option<String>,
     pub args: Vec<String>,
     pub protocol: Option<String>,
     pub enabled: Option<bool>,
@@ -157,12 +159,20 @@ impl TestChain {
         self.proxies.push(ProxyEntry {
             name: name.to_string(),
             command: command.to_path_buf(),
+            url: None,
             args: args.iter().map(|a| a.as_ref().to_string()).collect(),
             protocol: None,
             enabled: None,
             settings: Vec::new(),
         });
         self.proxies.last_mut().expect("just pushed")
+    }
+
+    /// Appends a proxy served elsewhere, reached at `url`.
+    pub fn add_remote_proxy(&mut self, name: &str, url: &str) -> &mut ProxyEntry {
+        let entry = self.add_proxy::<&str>(name, Path::new(""), &[]);
+        entry.url = Some(url.to_string());
+        entry
     }
 
     /// Adds arguments to the test-agent's command line.
@@ -228,11 +238,15 @@ impl TestChain {
         for proxy in &self.proxies {
             text.push_str("[[proxy]]\n");
             text.push_str(&format!("name = {}\n", toml_string(&proxy.name)));
-            text.push_str(&format!(
-                "command = {}\n",
-                toml_string(&proxy.command.display().to_string())
-            ));
-            text.push_str(&format!("args = {}\n", toml_array(&proxy.args)));
+            if let Some(url) = &proxy.url {
+                text.push_str(&format!("url = {}\n", toml_string(url)));
+            } else {
+                text.push_str(&format!(
+                    "command = {}\n",
+                    toml_string(&proxy.command.display().to_string())
+                ));
+                text.push_str(&format!("args = {}\n", toml_array(&proxy.args)));
+            }
             if let Some(protocol) = &proxy.protocol {
                 text.push_str(&format!("protocol = {}\n", toml_string(protocol)));
             }

@@ -2,7 +2,8 @@
 //! SDK's HTTP/WebSocket server (`test-remote-agent`) on loopback, over WebSocket and over
 //! Streamable HTTP. A whole session (streamed updates, a permission request answered by the
 //! editor, a cancelled turn) through a local proxy; a server that drops mid-prompt; restart
-//! reconnecting; an unreachable URL; headers reaching the server and nowhere else.
+//! reconnecting; an unreachable URL; headers reaching the server and nowhere else. And the two
+//! halves together: an agent and a shared proxy served by `acp-conductor serve`.
 
 use std::time::{Duration, Instant};
 
@@ -276,4 +277,118 @@ fn headers_reach_the_server_and_never_the_log_or_the_trace() {
         assert!(!message.contains("an0ther-t0ken"), "{scheme}: {message}");
         assert_eq!(editor.wait_exit().code(), Some(1), "{scheme}");
     }
+}
+
+// The `serve` process helper of tests/serve.rs, which uses all of it; this file only part.
+#[allow(dead_code)]
+#[path = "serve/server.rs"]
+mod server;
+
+/// The text of the first prompt block of every `session/prompt` in `received`, wrapped in
+/// `proxy/successor` or not.
+fn prompts_in(received: &[Value]) -> Vec<String> {
+    received
+        .iter()
+        .map(|m| match m["method"].as_str() {
+            Some("proxy/successor" | "_proxy/successor") => &m["params"],
+            _ => m,
+        })
+        .filter(|m| m["method"] == "session/prompt")
+        .filter_map(|m| m["params"]["prompt"][0]["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_chain_served_by_acp_conductor_serve_is_a_remote_agent() {
+    let binaries = binaries!();
+    for scheme in SCHEMES {
+        let served = TestChain::new(&binaries, &format!("served-agent-{scheme}"));
+        let server = server::Server::start(&served, &[]);
+        let mut chain = TestChain::new(&binaries, &format!("to-served-agent-{scheme}"));
+        chain.use_remote_agent(&format!("{scheme}://{}/acp", server.addr), &[]);
+        let mut editor = chain.launch();
+        editor.initialize();
+        let session = editor.new_session();
+        let exchange = editor.prompt(&session, "across two conductors");
+        assert_eq!(exchange.result()["stopReason"], "end_turn", "{scheme}");
+        assert_eq!(
+            prompts_in(&served.received(acp_conductor_tests::test_chain::AGENT)),
+            ["across two conductors"],
+            "{scheme}"
+        );
+        editor.close_stdin();
+        assert!(
+            editor.wait_exit().success(),
+            "{scheme}: {}",
+            editor.stderr()
+        );
+    }
+}
+
+#[test]
+fn a_shared_proxy_served_elsewhere_sits_in_a_local_chain() {
+    let binaries = binaries!();
+    // Over WebSocket only: `check` refuses a proxy at an http(s) URL (config/schema/remote.rs).
+    let scheme = "ws";
+    // The served chain: a conductor in proxy mode holding one test-proxy.
+    let mut served = TestChain::new(&binaries, &format!("shared-proxy-{scheme}"));
+    served
+        .without_agent()
+        .conductor_setting("mode", "\"proxy\"");
+    served.add_test_proxy("shared");
+    let server = server::Server::start(&served, &[]);
+    let mut chain = TestChain::new(&binaries, &format!("with-shared-proxy-{scheme}"));
+    chain.add_remote_proxy("team", &format!("{scheme}://{}/acp", server.addr));
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let exchange = editor.prompt(&session, "through the shared proxy");
+    assert_eq!(exchange.result()["stopReason"], "end_turn", "{scheme}");
+    assert_eq!(
+        prompts_in(&served.received("shared")),
+        ["through the shared proxy"],
+        "{scheme}"
+    );
+    assert_eq!(
+        prompts_in(&chain.received(acp_conductor_tests::test_chain::AGENT)),
+        ["through the shared proxy"],
+        "{scheme}"
+    );
+    editor.close_stdin();
+    assert!(
+        editor.wait_exit().success(),
+        "{scheme}: {}",
+        editor.stderr()
+    );
+}
+
+#[test]
+fn a_request_the_server_refuses_is_answered_and_the_connection_goes_on() {
+    let binaries = binaries!();
+    let served = TestChain::new(&binaries, "served-refusing");
+    let server = server::Server::start(&served, &[]);
+    let url = format!("http://{}/acp", server.addr);
+    let mut chain = TestChain::new(&binaries, "remote-refused");
+    chain.use_remote_agent(&url, &[]);
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    // `serve` knows the sessions of its connection: this one's stream is refused, so the
+    // prompt, whose answer would come on it, is answered by the conductor.
+    let exchange = editor.prompt("no-such-session", "hello");
+    let error = exchange.error();
+    assert_eq!(error["code"], -32603, "{error}");
+    let message = error["message"].as_str().expect("a message");
+    assert_eq!(
+        message,
+        format!(
+            "the request was not sent: {url} refused the stream of session no-such-session: \
+             the server answered 404 Not Found: no such session"
+        )
+    );
+    // Not a failure of the agent: the session it knows goes on.
+    let exchange = editor.prompt(&session, "after the refusal");
+    assert_eq!(exchange.result()["stopReason"], "end_turn");
+    editor.close_stdin();
+    assert!(editor.wait_exit().success(), "{}", editor.stderr());
 }

@@ -42,7 +42,7 @@ fn a_remote_agent_and_proxy_with_interpolated_headers() {
         "[agent]\nname = \"far\"\nurl = \"wss://agents.example.com/acp\"\n\
          headers = { Authorization = \"Bearer ${TOKEN}\", X-Team = \"tools\" }\n\
          on_failure = \"restart\"\n\
-         [[proxy]]\nname = \"shared\"\nurl = \"http://127.0.0.1:8080/acp\"\n",
+         [[proxy]]\nname = \"shared\"\nurl = \"ws://127.0.0.1:8080/acp\"\n",
     );
     let Some(AgentSpec::Remote(agent)) = &config.agent else {
         panic!("expected a remote agent, got {:?}", config.agent);
@@ -97,6 +97,18 @@ fn url_excludes_the_other_ways_to_run_a_component() {
             "[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nurl = \"ws://h/acp\"\nwasm = \"p.wasm\"\n"
         ),
         ["6:1: [[proxy]] \"p\" sets both `wasm` and `url`; keep one of them"]
+    );
+}
+
+#[test]
+fn a_remote_proxy_is_reached_over_websocket_only() {
+    assert_eq!(
+        errors("[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nurl = \"https://h/acp\"\n"),
+        [
+            "5:7: [[proxy]] \"p\" must be reached over WebSocket (`ws://` or `wss://`): over \
+          Streamable HTTP a proxy cannot initialize its successor before its own \
+          `proxy/initialize` is answered"
+        ]
     );
 }
 

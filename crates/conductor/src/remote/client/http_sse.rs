@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use acp_wire::{Envelope, IdKey};
+use acp_wire::{Envelope, IdKey, error_code};
 use bytes::Bytes;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 
@@ -158,7 +158,8 @@ impl Shared {
             )
         })?;
         if !response.status().is_success() {
-            return Err(refused(&self.target.shown, &format!("opening {scope}"), response).await);
+            let answer = answered(response).await;
+            return Err(format!("{} refused {scope}: {answer}", self.target.shown));
         }
         let reader = tokio::spawn(sse_stream::read(
             self.clone(),
@@ -216,23 +217,40 @@ impl Shared {
                 self.target.shown
             ));
         };
-        let session = match acp_wire::parse(&message) {
-            Ok(
-                Envelope::Request { method, params, .. }
-                | Envelope::Notification { method, params },
-            ) => match call_scope(method, params) {
-                Scope::Session(session) => Some(session.into_owned()),
-                Scope::Connection => None,
-            },
-            Ok(Envelope::Response { id, .. }) => self
-                .asked_in
-                .lock()
-                .expect("asked lock")
-                .remove(&IdKey::of(id)),
-            Err(_) => None,
+        let in_session = |method, params| match call_scope(method, params) {
+            Scope::Session(session) => Some(session.into_owned()),
+            Scope::Connection => None,
         };
-        if let Some(session) = &session {
-            self.open_stream(Some(session)).await?;
+        // The session it belongs to, and for a request its id, to answer a refusal with.
+        let (session, asking) = match acp_wire::parse(&message) {
+            Ok(Envelope::Request { id, method, params }) => {
+                (in_session(method, params), Some(id.get().to_owned()))
+            }
+            Ok(Envelope::Notification { method, params }) => (in_session(method, params), None),
+            Ok(Envelope::Response { id, .. }) => {
+                let asked = self
+                    .asked_in
+                    .lock()
+                    .expect("asked lock")
+                    .remove(&IdKey::of(id));
+                (asked, None)
+            }
+            Err(_) => (None, None),
+        };
+        if let Some(session) = &session
+            && let Err(reason) = self.open_stream(Some(session)).await
+        {
+            // A session the server does not know: whatever it answered would go to a stream
+            // that is not there. A request is answered here instead, the rest is dropped.
+            tracing::warn!(url = %self.target.shown, "{reason}");
+            match asking {
+                Some(id) => {
+                    let message = format!("the request was not sent: {reason}");
+                    self.answer_error(&id, &message).await;
+                }
+                None => tracing::warn!(url = %self.target.shown, session, "a message was dropped"),
+            }
+            return Ok(());
         }
         let mut request = self
             .http()
@@ -262,8 +280,40 @@ impl Shared {
                 }
                 Ok(())
             }
+            // One message the server will not take (an unknown session, a bad request): the
+            // request is answered with the refusal, the connection goes on. Not for a refused
+            // authorization, which no later message will get past either.
+            status
+                if status.is_client_error()
+                    && !matches!(
+                        status,
+                        http::StatusCode::UNAUTHORIZED | http::StatusCode::FORBIDDEN
+                    ) =>
+            {
+                let answer = answered(response).await;
+                match asking {
+                    Some(id) => {
+                        let message = format!("{shown} refused the request: {answer}");
+                        self.answer_error(&id, &message).await;
+                    }
+                    None => {
+                        tracing::warn!(url = %shown, "a message was refused and dropped: {answer}")
+                    }
+                }
+                Ok(())
+            }
             _ => Err(refused(shown, "a message", response).await),
         }
+    }
+
+    /// Answers the request whose id is `id` (JSON text) with an error, as if the server had.
+    async fn answer_error(&self, id: &str, message: &str) {
+        let error = serde_json::json!({ "code": error_code::INTERNAL_ERROR, "message": message });
+        let reply = format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#);
+        let _ = self
+            .incoming
+            .send(Incoming::Message(Bytes::from(reply)))
+            .await;
     }
 
     /// `DELETE`: the server ends the connection and its sessions' streams.
@@ -289,6 +339,14 @@ impl Shared {
 
 /// A refusal, for a person: what was refused, the status and the start of the body.
 async fn refused(shown: &str, what: &str, response: reqwest::Response) -> String {
+    format!(
+        "was refused by {shown} ({what}): {}",
+        answered(response).await
+    )
+}
+
+/// "the server answered STATUS: the start of the body".
+async fn answered(response: reqwest::Response) -> String {
     let status = response.status();
     let body = response.text().await.unwrap_or_default();
     let body: String = body.trim().chars().take(200).collect();
@@ -297,7 +355,7 @@ async fn refused(shown: &str, what: &str, response: reqwest::Response) -> String
     } else {
         format!(": {body}")
     };
-    format!("was refused by {shown} ({what}): the server answered {status}{body}")
+    format!("the server answered {status}{body}")
 }
 
 /// A request's error with its causes (reqwest's own message alone says only "error sending

@@ -14,9 +14,9 @@ use futures_util::stream;
 
 use super::Served;
 use super::client_link::{FromClient, Heard, ToClient};
-use super::headers;
 use super::http_connection::{HttpConnection, Outbound, StreamLease};
 use super::ids::ConnectionId;
+use crate::remote::protocol;
 use crate::trace::classify::{Kind, classify};
 
 /// How long the opening POST waits for the chain's answer to `initialize` (the chain's own
@@ -25,6 +25,24 @@ const OPENING_WAIT: Duration = Duration::from_secs(300);
 /// SSE comments sent on an idle stream, so that intermediaries keep it and a vanished
 /// client is noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Client methods that act on one session: a POST of one must name it (`Acp-Session-Id`, or
+/// `params.sessionId` as the official SDK's client allows).
+fn needs_session(method: &str) -> bool {
+    matches!(
+        method,
+        "session/prompt"
+            | "session/cancel"
+            | "session/close"
+            | "session/delete"
+            | "session/fork"
+            | "session/load"
+            | "session/resume"
+            | "session/set_config_option"
+            | "session/set_mode"
+            | "session/set_model"
+    )
+}
 
 fn refuse(status: StatusCode, why: &str) -> Response {
     (status, format!("{why}\n")).into_response()
@@ -37,7 +55,7 @@ fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 /// POST /acp: one JSON-RPC message.
 pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> Response {
     let json = header_text(headers, header::CONTENT_TYPE.as_str())
-        .is_some_and(|kind| kind.trim_start().starts_with(headers::JSON));
+        .is_some_and(|kind| kind.trim_start().starts_with(protocol::JSON_MEDIA_TYPE));
     if !json {
         return refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -48,13 +66,13 @@ pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> R
         return refuse(StatusCode::NOT_IMPLEMENTED, "batches are not supported");
     }
     let seen = classify(&body);
-    let connection_id = header_text(headers, headers::CONNECTION_ID);
+    let connection_id = header_text(headers, protocol::CONNECTION_ID);
     let opening = seen.kind == Kind::Request
         && seen.wrapped.is_none()
         && seen
             .method
             .as_deref()
-            .is_some_and(headers::method_opens_connection);
+            .is_some_and(protocol::opens_connection);
     let Some(connection_id) = connection_id else {
         if opening {
             let id = seen.id.as_deref().unwrap_or("null").to_owned();
@@ -66,7 +84,7 @@ pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> R
         return refuse(StatusCode::NOT_FOUND, "no such connection");
     };
     connection.heard.now();
-    let named = header_text(headers, headers::SESSION_ID);
+    let named = header_text(headers, protocol::SESSION_ID);
     let session = match (named, seen.session.as_deref()) {
         (Some(named), Some(inside)) if named != inside => {
             return refuse(
@@ -84,7 +102,7 @@ pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> R
     let session = session.filter(|_| !own);
     if let Some(method) = seen.method.as_deref()
         && session.is_none()
-        && headers::method_needs_session(method)
+        && needs_session(method)
     {
         return refuse(StatusCode::BAD_REQUEST, "Acp-Session-Id header required");
     }
@@ -146,7 +164,7 @@ async fn open(served: &Served, request_id: String, body: Bytes) -> Response {
         StatusCode::OK,
         [(
             header::CONTENT_TYPE,
-            HeaderValue::from_static(headers::JSON),
+            HeaderValue::from_static(protocol::JSON_MEDIA_TYPE),
         )],
         answer,
     )
@@ -155,7 +173,9 @@ async fn open(served: &Served, request_id: String, body: Bytes) -> Response {
         end(served, &connection);
     } else {
         let value = HeaderValue::from_str(id.as_str()).expect("hex is a valid header value");
-        response.headers_mut().insert(headers::CONNECTION_ID, value);
+        response
+            .headers_mut()
+            .insert(protocol::CONNECTION_ID, value);
         tracing::info!(connection = %id, "HTTP connection open");
     }
     response
@@ -169,20 +189,20 @@ fn end(served: &Served, connection: &Arc<HttpConnection>) {
 /// GET /acp without an upgrade: the connection's SSE stream, or a session's.
 pub(super) async fn stream(served: &Served, headers: &HeaderMap) -> Response {
     let accepts = header_text(headers, header::ACCEPT.as_str())
-        .is_some_and(|accept| accept.contains(headers::EVENT_STREAM));
+        .is_some_and(|accept| accept.contains(protocol::EVENT_STREAM_MEDIA_TYPE));
     if !accepts {
         return refuse(
             StatusCode::NOT_ACCEPTABLE,
             "Accept must include text/event-stream",
         );
     }
-    let Some(connection_id) = header_text(headers, headers::CONNECTION_ID) else {
+    let Some(connection_id) = header_text(headers, protocol::CONNECTION_ID) else {
         return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
     };
     let Some(connection) = served.http.get(connection_id) else {
         return refuse(StatusCode::NOT_FOUND, "no such connection");
     };
-    let session = header_text(headers, headers::SESSION_ID);
+    let session = header_text(headers, protocol::SESSION_ID);
     let lease = match connection.lend_stream(session) {
         Ok(lease) => lease,
         Err(true) => return refuse(StatusCode::CONFLICT, "this stream already has a reader"),
@@ -201,16 +221,18 @@ pub(super) async fn stream(served: &Served, headers: &HeaderMap) -> Response {
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response();
     let value = HeaderValue::from_str(connection.id.as_str()).expect("hex is a valid header value");
-    response.headers_mut().insert(headers::CONNECTION_ID, value);
+    response
+        .headers_mut()
+        .insert(protocol::CONNECTION_ID, value);
     if let Some(session) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
-        response.headers_mut().insert(headers::SESSION_ID, session);
+        response.headers_mut().insert(protocol::SESSION_ID, session);
     }
     response
 }
 
 /// DELETE /acp: ends the connection; its chain answers what is pending and stops.
 pub(super) fn delete(served: &Served, headers: &HeaderMap) -> Response {
-    let Some(connection_id) = header_text(headers, headers::CONNECTION_ID) else {
+    let Some(connection_id) = header_text(headers, protocol::CONNECTION_ID) else {
         return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
     };
     let Some(connection) = served.http.remove(connection_id) else {

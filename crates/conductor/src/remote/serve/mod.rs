@@ -11,13 +11,11 @@
 //! | `websocket.rs` | the WebSocket profile |
 //! | `http_sse.rs` | the Streamable HTTP profile: POST, GET (SSE), DELETE |
 //! | `http_connection.rs` | one HTTP connection's streams and routes; the registry |
-//! | `headers.rs` | the RFD's names on the wire |
 //! | `ids.rs` | connection ids and keys from the kernel's random source |
 
 mod auth;
 mod chains;
 mod client_link;
-mod headers;
 mod http_connection;
 mod http_sse;
 mod ids;
@@ -42,6 +40,7 @@ use axum::routing::get;
 use tokio::net::TcpListener;
 
 use crate::config::{self, Mode};
+use crate::remote::protocol;
 use crate::router::topology::ChainMode;
 use auth::{Gate, Token};
 use chains::Chains;
@@ -209,7 +208,7 @@ async fn serve(config: config::Config, mode: ChainMode, plan: Plan) -> ExitCode 
     tracing::info!(
         "serving the chain of {} on {scheme}://{local}{}",
         file.display(),
-        headers::ENDPOINT_PATH
+        protocol::ENDPOINT_PATH
     );
     let signalled = async move {
         let name = stop_signal().await;
@@ -227,7 +226,7 @@ async fn serve(config: config::Config, mode: ChainMode, plan: Plan) -> ExitCode 
 fn app(served: Served, gate: Gate, limits: Limits) -> Router {
     Router::new()
         .route(
-            headers::ENDPOINT_PATH,
+            protocol::ENDPOINT_PATH,
             get(on_get).post(on_post).delete(on_delete),
         )
         .with_state(served)

@@ -16,8 +16,8 @@ use tokio::sync::mpsc;
 use super::Served;
 use super::chains::Admitted;
 use super::client_link::{FromClient, Heard, ToClient};
-use super::headers;
 use super::ids::ConnectionId;
+use crate::remote::protocol;
 
 /// Messages from the chain queued for the socket's writer before the chain's writer waits.
 const OUTBOUND_QUEUE: usize = 64;
@@ -42,7 +42,7 @@ pub(super) fn upgrade(served: &Served, upgrade: WebSocketUpgrade) -> Response {
         .on_upgrade(move |socket| connection(socket, id, served, admitted));
     response
         .headers_mut()
-        .insert(headers::CONNECTION_ID, header);
+        .insert(protocol::CONNECTION_ID, header);
     response
 }
 
