@@ -16,8 +16,9 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use acp_conductor_tests::binaries::WorkspaceProgram;
+use acp_conductor_tests::editor::{Editor, prompt_params};
 use acp_conductor_tests::processes::{descendants, describe, wait_until_gone};
-use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::test_chain::{AGENT, toml_array, toml_string};
 use acp_conductor_tests::{TestChain, binaries, editor::patience};
 use serde_json::json;
 
@@ -101,6 +102,106 @@ fn a_session_over_http_and_sse_routes_each_message_to_its_stream() {
         None,
     );
     assert_eq!(posted.status, 404);
+    assert_no_component_left(&server);
+}
+
+/// The editor's whole session through a local conductor whose agent is the served chain.
+fn editor_session(editor: &mut Editor, label: &str) {
+    let init = editor.initialize();
+    assert!(init["agentCapabilities"].is_object(), "{label}: {init}");
+    let session = editor.new_session();
+    let exchange = editor.prompt(&session, "hello");
+    assert_eq!(exchange.result()["stopReason"], "end_turn", "{label}");
+    assert_eq!(
+        exchange.chunk_texts(),
+        (1..=3)
+            .map(|i| format!("update {i}/3 for hello"))
+            .collect::<Vec<_>>(),
+        "{label}"
+    );
+    let exchange = editor.request_answering(
+        "session/prompt",
+        prompt_params(&session, "permission"),
+        |request| {
+            assert_eq!(request["method"], "session/request_permission");
+            Ok(json!({ "outcome": { "outcome": "selected", "optionId": "allow-once" } }))
+        },
+    );
+    assert_eq!(exchange.requests.len(), 1, "{label}");
+    assert!(
+        exchange
+            .chunk_texts()
+            .contains(&"permission selected allow-once".to_string()),
+        "{label}: {:?}",
+        exchange.chunk_texts()
+    );
+    let id = editor.start_request("session/prompt", prompt_params(&session, "hang"));
+    editor.wait_for(|m| {
+        acp_conductor_tests::agent_script::chunk_text(&m["params"])
+            == Some(acp_conductor_tests::agent_script::HANGING)
+    });
+    editor.notify("session/cancel", json!({ "sessionId": session }));
+    let exchange = editor.finish_request(&id, acp_conductor_tests::editor::refuse);
+    assert_eq!(exchange.result()["stopReason"], "cancelled", "{label}");
+}
+
+#[test]
+fn a_local_conductor_whose_agent_is_a_served_chain_runs_the_session_over_both_profiles() {
+    for scheme in ["ws", "http"] {
+        let far = chain(&format!("serve-far-{scheme}"));
+        let server = Server::start(&far, &[]);
+        let mut near =
+            TestChain::with_test_proxies(&binaries!(), &format!("serve-near-{scheme}"), 1);
+        near.use_remote_agent(&format!("{scheme}://{}/acp", server.addr), &[]);
+        let mut editor = near.launch();
+        editor_session(&mut editor, scheme);
+        let far_agent = agent_pid(&far.file(AGENT, "pid"));
+        editor.close_stdin();
+        assert!(
+            editor.wait_exit().success(),
+            "{scheme}: {}",
+            editor.stderr()
+        );
+        // The near conductor closed its connection: the far chain stopped.
+        assert_eq!(wait_until_gone(&[far_agent], patience()), Vec::<u32>::new());
+        assert_no_component_left(&server);
+    }
+}
+
+/// Over WebSocket only: over Streamable HTTP the served proxy's `initialize`, which it sends
+/// to its successor (the near conductor) before it answers `proxy/initialize`, would go on the
+/// connection's stream, which the client opens only once the opening POST is answered
+/// (docs/remote.md, "Serving a chain").
+#[test]
+fn a_served_proxy_chain_sits_in_a_local_conductors_chain_over_websocket() {
+    // The far side: a chain in proxy mode (one test-proxy), served.
+    let mut far = TestChain::with_test_proxies(&binaries!(), "serve-proxy-far", 1);
+    far.without_agent().conductor_setting("mode", "\"proxy\"");
+    let server = Server::start(&far, &[]);
+    // The near side: that proxy by url, then a local agent.
+    let near = chain("serve-proxy-near");
+    let agent = near.agent.as_ref().unwrap();
+    let config = format!(
+        "[[proxy]]\nname = \"far\"\nurl = {}\n\n[agent]\ncommand = {}\nargs = {}\n",
+        toml_string(&server.ws_url()),
+        toml_string(&agent.command.display().to_string()),
+        toml_array(&agent.args),
+    );
+    let path = near.dir.join("near.toml");
+    std::fs::write(&path, config).unwrap();
+    let mut editor = Editor::launch(
+        &near.binaries.conductor,
+        &["run", "--config", &path.display().to_string()],
+        &[("ACP_CONDUCTOR_LOG", "debug")],
+    );
+    editor_session(&mut editor, "ws");
+    let far_saw = far.received("p1");
+    assert!(
+        far_saw.iter().any(|m| m["method"] == "session/prompt"),
+        "the served proxy saw the prompts: {far_saw:?}"
+    );
+    editor.close_stdin();
+    assert!(editor.wait_exit().success(), "{}", editor.stderr());
     assert_no_component_left(&server);
 }
 
@@ -344,7 +445,18 @@ fn the_connection_limit_refuses_with_503_and_frees_its_place_when_a_chain_stops(
     assert_eq!(ws_client::connect(&server.ws_url(), &[]).err(), Some(503));
     first.remote.close();
     assert_no_component_left(&server);
-    let mut second = ws(&server);
+    // The place is freed once the first chain's run has ended, just after its processes.
+    let deadline = std::time::Instant::now() + patience();
+    let remote = loop {
+        match ws_client::connect(&server.ws_url(), &[]) {
+            Ok(remote) => break remote,
+            Err(503) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(status) => panic!("the second connection got {status}"),
+        }
+    };
+    let mut second = Client::new(remote);
     second.initialize();
 }
 
