@@ -73,7 +73,7 @@ impl TlsListener {
         let acceptor = TlsAcceptor::from(config);
         tokio::spawn(async move {
             loop {
-                let (tcp, peer) = match listener.accept().await {
+                let (mut tcp, peer) = match listener.accept().await {
                     Ok(accepted) => accepted,
                     Err(error) => {
                         // Out of descriptors, usually: wait rather than spin.
@@ -85,6 +85,7 @@ impl TlsListener {
                 if done.is_closed() {
                     return;
                 }
+                super::no_delay(&mut tcp);
                 let acceptor = acceptor.clone();
                 let done = done.clone();
                 tokio::spawn(async move {

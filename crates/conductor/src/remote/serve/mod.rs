@@ -37,6 +37,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use crate::config::{self, Mode};
@@ -199,7 +200,7 @@ async fn serve(config: config::Config, mode: ChainMode, plan: Plan) -> ExitCode 
         None => (
             "http",
             tokio::spawn(
-                axum::serve(listener, app)
+                axum::serve(listener.tap_io(no_delay), app)
                     .with_graceful_shutdown(stopped)
                     .into_future(),
             ),
@@ -271,5 +272,13 @@ async fn stop_signal() -> &'static str {
         _ = term.recv() => "SIGTERM",
         _ = int.recv() => "SIGINT",
         _ = hup.recv() => "SIGHUP",
+    }
+}
+
+/// Small messages go out at once: a stream of updates is many small writes, and Nagle's
+/// algorithm would hold each behind the ACK of the one before (delayed up to 40 ms).
+fn no_delay(tcp: &mut tokio::net::TcpStream) {
+    if let Err(error) = tcp.set_nodelay(true) {
+        tracing::debug!("cannot set TCP_NODELAY: {error}");
     }
 }
