@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use acp_conductor::component::shared::SharedProxies;
 use acp_conductor::config::{
     CommandSpec, ConductorSettings, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, ProxySpec,
     Sandbox, WasmSpec,
@@ -92,6 +93,7 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
             launch,
             protocol: ProxyProtocol::Rfd,
             failure: FailurePolicy::default(),
+            shared: false,
         }],
         agent_failure: FailurePolicy::default(),
     };
@@ -99,7 +101,7 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
         proxies: 1,
         mode: ChainMode::Proxy,
     };
-    let mut supervisor = Supervisor::new(&config, topology, links, events);
+    let mut supervisor = Supervisor::new(&config, topology, links, events, &SharedProxies::none());
     let link = supervisor.start_chain().remove(0).link;
     let mut next_frame = async || match received.recv().await.expect("the proxy is running") {
         Event::Link {

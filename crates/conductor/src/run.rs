@@ -7,6 +7,7 @@ use std::time::Duration;
 use acp_wire::successor::Dialect;
 use tokio::sync::mpsc;
 
+use crate::component::shared::SharedProxies;
 use crate::config::{Config, FailurePolicy};
 use crate::event::Event;
 use crate::link::{Link, LinkDone, LinkId, LinkLimits, Links};
@@ -30,7 +31,7 @@ const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
 /// Must run on the runtime's main thread (inside `block_on`): children are started from
 /// it, see [`crate::component::native::spawn`].
 pub async fn run(config: &Config, mode: ChainMode) -> Finish {
-    run_with(config, mode, connect_editor, None).await
+    run_with(config, mode, connect_editor, None, &SharedProxies::none()).await
 }
 
 /// Someone besides the router who follows a run: `doctor --probe`, which times each
@@ -43,12 +44,14 @@ pub(crate) trait Watcher: Send + 'static {
 }
 
 /// [`run`], with the editor's link made by `editor` (the conductor's stdio, or an
-/// in-memory peer for `doctor --probe`) and `watcher`, if any, following the events.
+/// in-memory peer for `doctor --probe`), `watcher`, if any, following the events, and the
+/// proxies in `shared` attached to rather than started (`serve`'s shared proxies).
 pub(crate) async fn run_with(
     config: &Config,
     mode: ChainMode,
     editor: impl FnOnce(&Links) -> (Link, LinkDone),
     watcher: Option<Box<dyn Watcher>>,
+    shared: &SharedProxies,
 ) -> Finish {
     let started = tokio::time::Instant::now();
     let settings = &config.conductor;
@@ -71,7 +74,8 @@ pub(crate) async fn run_with(
         proxies: config.proxies.len(),
         mode,
     };
-    let mut supervisor = Supervisor::new(config, topology, links.clone(), events_tx.clone());
+    let mut supervisor =
+        Supervisor::new(config, topology, links.clone(), events_tx.clone(), shared);
     // Components first, so that one failing to start is reported before anything the
     // editor sends.
     let components = supervisor.start_chain();

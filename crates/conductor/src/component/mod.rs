@@ -6,6 +6,7 @@
 
 pub mod native;
 pub mod remote;
+pub mod shared;
 pub mod stderr_relay;
 pub mod stderr_tail;
 #[cfg(feature = "wasm")]

@@ -67,7 +67,12 @@ fn summary(config: &Config, registry: Option<&RegistryUse>) -> String {
                 ProxyProtocol::Rfd => ", protocol rfd",
                 ProxyProtocol::Underscore => ", protocol underscore",
             };
-            let protocol = &format!("{protocol}{}", failure_details(&proxy.failure));
+            let shared = if proxy.shared {
+                ", shared by every connection under `serve`"
+            } else {
+                ""
+            };
+            let protocol = &format!("{protocol}{shared}{}", failure_details(&proxy.failure));
             match &proxy.launch {
                 ProxyLaunch::Native(launch) => format!("proxy {}", launched(launch, protocol)),
                 ProxyLaunch::Wasm(wasm) => format!("WASM proxy {}", sandboxed(wasm, protocol)),
@@ -265,7 +270,7 @@ mod tests {
             "conductor.toml",
             "[conductor]\nmax_line = \"1MiB\"\nwrite_timeout = \"500ms\"\n\
              [agent]\ncommand = \"agent\"\nname = \"claude\"\n\
-             [[proxy]]\nname = \"context\"\ncommand = \"guard\"\n\
+             [[proxy]]\nname = \"context\"\ncommand = \"guard\"\nshared = true\n\
              [[proxy]]\nname = \"guard\"\ncommand = \"guard\"\nprotocol = \"rfd\"\n\
              on_failure = \"restart\"\nrestart_then = \"bypass\"\nstartup_timeout = \"5s\"\n\
              [[proxy]]\nname = \"off\"\ncommand = \"guard\"\nenabled = false\n",
@@ -275,7 +280,8 @@ mod tests {
         assert_eq!(
             out,
             format!(
-                "{} is valid. From the editor, messages go to proxy `context` ({guard}), then \
+                "{} is valid. From the editor, messages go to proxy `context` ({guard}, shared by \
+                 every connection under `serve`), then \
                  proxy `guard` ({guard}, protocol rfd; on failure restart, then bypass; startup \
                  timeout 5s), then agent `claude` ({agent}). Lines are \
                  limited to 1 MiB, at most 16 MiB is queued toward each peer, writes time out \

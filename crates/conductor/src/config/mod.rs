@@ -231,6 +231,9 @@ pub struct ProxySpec {
     pub launch: ProxyLaunch,
     pub protocol: ProxyProtocol,
     pub failure: FailurePolicy,
+    /// `shared = true`: under `serve`, one instance serves every connection's chain
+    /// (`component::shared`); a chain run on its own starts it as usual.
+    pub shared: bool,
 }
 
 /// What the conductor does when a component fails, and when a component that does not

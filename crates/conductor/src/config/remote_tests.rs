@@ -133,6 +133,33 @@ fn keys_of_started_components_are_refused_with_a_url() {
 }
 
 #[test]
+fn only_a_started_proxy_can_be_shared() {
+    assert_eq!(
+        errors(
+            "[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nurl = \"ws://h/acp\"\n\
+             shared = true\n"
+        ),
+        [
+            "6:10: [[proxy]] \"p\" sets `shared` with `url`: only a proxy the conductor starts \
+             (`command` or `wasm`) can be shared; a proxy served at a URL is already one server \
+             for every chain"
+        ]
+    );
+    assert_eq!(
+        errors(
+            "[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nurl = \"ws://h/acp\"\n\
+             shared = \"yes\"\n"
+        ),
+        ["6:10: `shared` must be true or false, found string"]
+    );
+    let config = valid(
+        "[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nurl = \"ws://h/acp\"\n\
+         shared = false\n",
+    );
+    assert!(!config.proxies[0].shared);
+}
+
+#[test]
 fn bad_urls_are_explained() {
     let cases = [
         (

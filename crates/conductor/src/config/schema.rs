@@ -72,6 +72,7 @@ const PROXY_KEYS: &[&str] = &[
     "cwd",
     "enabled",
     "protocol",
+    "shared",
     "sandbox",
     "on_failure",
     "restart_then",
@@ -461,6 +462,7 @@ impl Validator<'_, '_, '_> {
             None => Some(ProxyProtocol::default()),
         };
         let failure = self.failure_policy(table, Component::Proxy, scope);
+        let shared = self.shared(table, &place);
         let launch_name = name.as_ref().map(|(name, _)| name.clone());
         self.refuse_headers_without_url(table, &place);
         let chosen: Vec<(&str, usize)> = ["command", "wasm", "url"]
@@ -501,18 +503,45 @@ impl Validator<'_, '_, '_> {
                 None
             }
         };
-        let spec = match (enabled, &name, launch, protocol, failure) {
-            (Some(true), Some((name, _)), Some(launch), Some(protocol), Some(failure)) => {
-                Some(ProxySpec {
-                    name: name.clone(),
-                    launch,
-                    protocol,
-                    failure,
-                })
-            }
+        let spec = match (enabled, &name, launch, protocol, failure, shared) {
+            (
+                Some(true),
+                Some((name, _)),
+                Some(launch),
+                Some(protocol),
+                Some(failure),
+                Some(shared),
+            ) => Some(ProxySpec {
+                name: name.clone(),
+                launch,
+                protocol,
+                failure,
+                shared,
+            }),
             _ => None,
         };
         (spec, name)
+    }
+
+    /// `shared`: one instance for every connection of `serve`. Only a proxy the conductor
+    /// starts can be shared; a `url` proxy is one server for everyone already.
+    fn shared(&mut self, table: &DeTable<'_>, place: &str) -> Option<bool> {
+        let Some(value) = table.get("shared") else {
+            return Some(false);
+        };
+        let shared = self.boolean("shared", value)?;
+        if shared && table.contains_key("url") {
+            self.error(
+                value.span(),
+                format!(
+                    "{place} sets `shared` with `url`: only a proxy the conductor starts \
+                     (`command` or `wasm`) can be shared; a proxy served at a URL is already \
+                     one server for every chain"
+                ),
+            );
+            return None;
+        }
+        Some(shared)
     }
 
     /// `command`, `args`, `env` and `cwd` of a table; all are checked even when the name or

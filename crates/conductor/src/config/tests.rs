@@ -177,6 +177,7 @@ command = "guard"
 protocol = "underscore"
 on_failure = "bypass"
 request_timeout = "90s"
+shared = true
 "#,
     );
     assert_eq!(
@@ -224,6 +225,7 @@ request_timeout = "90s"
                         startup_timeout: Duration::from_secs(5),
                         request_timeout: None,
                     },
+                    shared: false,
                 },
                 ProxySpec {
                     name: "guard".to_owned(),
@@ -240,6 +242,7 @@ request_timeout = "90s"
                         startup_timeout: Duration::from_secs(60),
                         request_timeout: Some(Duration::from_secs(90)),
                     },
+                    shared: true,
                 },
             ],
             agent_failure: FailurePolicy {

@@ -13,6 +13,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::component::shared::SharedProxies;
 use crate::config::{Config, Mode, OnFailure};
 use crate::event::Event;
 use crate::link::{LinkEvent, LinkId};
@@ -222,6 +223,7 @@ pub(crate) async fn probe(config: &Config) -> Vec<ComponentProbe> {
         mode,
         move |links| links.messages(from_editor, to_editor),
         Some(Box::new(shared.clone())),
+        &SharedProxies::none(),
     )
     .await;
     let answer = match tokio::time::timeout(Duration::from_secs(5), editor).await {

@@ -44,3 +44,9 @@ impl MessageSink for mpsc::Sender<Bytes> {
         Ok(())
     }
 }
+
+impl MessageSource for mpsc::Receiver<Bytes> {
+    async fn next_message(&mut self) -> Option<io::Result<Bytes>> {
+        self.recv().await.map(Ok)
+    }
+}

@@ -53,6 +53,8 @@ pub enum LaunchKind {
     Wasm { module: PathBuf },
     /// A component served elsewhere, reached at this URL (as it may be shown).
     Remote { url: String },
+    /// A proxy `serve` runs once for every connection's chain.
+    Shared,
 }
 
 /// A component started again.

@@ -112,6 +112,7 @@ pub fn chain_up_line(after: Duration, components: &[ComponentUp]) -> String {
                 LaunchKind::Remote { url } => {
                     let _ = write!(line, ", remote {url}");
                 }
+                LaunchKind::Shared => line.push_str(", shared by every connection"),
             },
             None => line.push_str(", not started"),
         }

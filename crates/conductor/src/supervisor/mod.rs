@@ -17,6 +17,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
+use crate::component::shared::{SharedProxies, SharedProxy};
 #[cfg(feature = "wasm")]
 use crate::component::wasm;
 use crate::component::{Instance, Started, native, remote};
@@ -46,6 +47,8 @@ enum Launch {
     Wasm(WasmSpec),
     /// Served elsewhere: reached at its URL.
     Remote(RemoteSpec),
+    /// One instance for every connection of `serve`: attached to.
+    Shared(SharedProxy),
     /// Nothing can be started: the reason is its failure.
     Missing(String),
 }
@@ -78,11 +81,13 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// The components `config` describes for a chain of `topology`; nothing starts yet.
+    /// Proxies named in `shared` are attached to, not started.
     pub fn new(
         config: &Config,
         topology: Topology,
         links: Links,
         events: mpsc::Sender<Event>,
+        shared: &SharedProxies,
     ) -> Supervisor {
         let mut slots: Vec<Slot> = config
             .proxies
@@ -96,13 +101,14 @@ impl Supervisor {
                     ProxyProtocol::Underscore => DialectChoice::Pinned(Dialect::Underscore),
                 },
                 failure: proxy.failure,
-                launch: match &proxy.launch {
-                    ProxyLaunch::Native(command) => Launch::Native {
+                launch: match (&proxy.launch, shared.get(&proxy.name)) {
+                    (_, Some(shared)) => Launch::Shared(shared.clone()),
+                    (ProxyLaunch::Native(command), None) => Launch::Native {
                         spec: command.clone(),
                         builtin: false,
                     },
-                    ProxyLaunch::Wasm(spec) => Launch::Wasm(spec.clone()),
-                    ProxyLaunch::Remote(spec) => Launch::Remote(spec.clone()),
+                    (ProxyLaunch::Wasm(spec), None) => Launch::Wasm(spec.clone()),
+                    (ProxyLaunch::Remote(spec), None) => Launch::Remote(spec.clone()),
                 },
                 initialize_params: None,
                 current: None,
@@ -196,6 +202,7 @@ impl Supervisor {
             #[cfg(not(feature = "wasm"))]
             Launch::Wasm(_) => Err(crate::config::NO_WASM.to_string()),
             Launch::Remote(spec) => remote::connect(spec, &self.links, &self.events),
+            Launch::Shared(shared) => shared.attach(&self.links, &self.events),
             Launch::Missing(reason) => Err(reason.clone()),
         };
         match started {
@@ -296,6 +303,7 @@ impl Components for Supervisor {
             Launch::Remote(spec) => LaunchKind::Remote {
                 url: crate::remote::protocol::shown_url(&spec.url),
             },
+            Launch::Shared(_) => LaunchKind::Shared,
             Launch::Missing(_) => return None,
         };
         Some(Launched {
@@ -319,7 +327,7 @@ impl Components for Supervisor {
 
 /// Waits for `instances` to stop; process groups that linger (or leave descendants behind)
 /// get SIGTERM, then SIGKILL; WASM instances that linger are ended.
-async fn stop_instances(instances: Vec<Instance>) {
+pub(crate) async fn stop_instances(instances: Vec<Instance>) {
     let all_stopped = |instances: &[Instance]| {
         let mut stopped: Vec<_> = instances.iter().map(|i| i.stopped.clone()).collect();
         async move {

@@ -34,6 +34,7 @@ fn supervisor(agent: Option<AgentSpec>) -> (Supervisor, mpsc::Receiver<Event>) {
             launch: ProxyLaunch::Native(cat("echo")),
             protocol: ProxyProtocol::Auto,
             failure: FailurePolicy::default(),
+            shared: false,
         }],
         agent_failure: FailurePolicy::default(),
     };
@@ -48,7 +49,10 @@ fn supervisor(agent: Option<AgentSpec>) -> (Supervisor, mpsc::Receiver<Event>) {
         write_timeout: Duration::from_secs(5),
     };
     let links = Links::new(events.clone(), limits);
-    (Supervisor::new(&config, topology, links, events), received)
+    (
+        Supervisor::new(&config, topology, links, events, &SharedProxies::none()),
+        received,
+    )
 }
 
 async fn next_event(received: &mut mpsc::Receiver<Event>) -> Event {

@@ -2,6 +2,9 @@
 //! the chain runs on the runtime's main thread (children are tied to the thread that spawns
 //! them, see `component::native::spawn`) until the connection ends; then it is stopped and
 //! its processes reaped by the same run path `acp-conductor run` uses.
+//!
+//! Proxies with `shared = true` are the exception: started once when serving starts, every
+//! chain attaches to them (`component::shared`), and they stop when serving stops.
 
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -13,6 +16,7 @@ use tracing::Instrument;
 
 use super::client_link::{FromClient, ToClient};
 use super::ids::ConnectionId;
+use crate::component::shared::SharedProxies;
 use crate::config::Config;
 use crate::router::topology::ChainMode;
 use crate::run;
@@ -96,16 +100,20 @@ pub(super) struct Runner {
 }
 
 impl Runner {
-    /// Starts a chain for each connection until `stop` completes; then waits up to `grace`
-    /// for the running chains to stop (each hears the signal that stopped the server, or
-    /// its client leaving). Must be driven inside a `LocalSet` on the main thread.
+    /// Starts the shared proxies, then a chain for each connection until `stop` completes;
+    /// then waits up to `grace` for the running chains to stop (each hears the signal that
+    /// stopped the server, or its client leaving), and stops the shared proxies. Must be
+    /// driven inside a `LocalSet` on the main thread.
     pub(super) async fn run(mut self, stop: impl Future<Output = ()>, grace: Duration) {
+        let (shared, hubs) = SharedProxies::start(&self.config);
+        let shared = Rc::new(shared);
         tokio::pin!(stop);
         loop {
             tokio::select! {
                 job = self.queue.recv() => match job {
                     Some(job) => {
-                        tokio::task::spawn_local(run_chain(self.config.clone(), self.mode, job));
+                        let chain = run_chain(self.config.clone(), self.mode, job, shared.clone());
+                        tokio::task::spawn_local(chain);
                     }
                     None => break,
                 },
@@ -120,10 +128,11 @@ impl Runner {
                 self.max - self.room.available_permits()
             );
         }
+        hubs.stop().await;
     }
 }
 
-async fn run_chain(config: Rc<Config>, mode: ChainMode, job: Job) {
+async fn run_chain(config: Rc<Config>, mode: ChainMode, job: Job, shared: Rc<SharedProxies>) {
     let Job {
         id,
         from_client,
@@ -139,6 +148,7 @@ async fn run_chain(config: Rc<Config>, mode: ChainMode, job: Job) {
             mode,
             move |links| links.messages(from_client, to_client),
             None,
+            &shared,
         )
         .await;
         tracing::info!("chain stopped ({finish:?})");

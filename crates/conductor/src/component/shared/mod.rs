@@ -1,0 +1,241 @@
+//! Shared proxies: under `serve`, a `[[proxy]]` with `shared = true` runs as one instance for
+//! every connection's chain instead of one per chain. Each chain attaches to it as to a
+//! component of its own and gets a message-framed link; the hub (`hub.rs`) owns the instance
+//! and keeps the chains apart inside it (`routes.rs`: its own request ids, qualified session
+//! ids, set-up requests one connection at a time).
+//!
+//! For a chain the attachment fails like a component: when the instance exits, every
+//! attached chain hears the reason and applies its own failure policy; `restart` attaches
+//! again, which starts the instance again if it is not running.
+
+mod hub;
+mod routes;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use tokio::sync::{mpsc, watch};
+
+use super::{Instance, Started, StopSignal, report_exit};
+#[cfg(feature = "wasm")]
+use crate::config::WasmSpec;
+use crate::config::{CommandSpec, Config, ProxyLaunch};
+use crate::event::Event;
+use crate::link::{LinkLimits, Links, MessageSink};
+use crate::remote::client::Ended;
+use routes::Connection;
+
+/// Frames from all chains toward a shared proxy, queued before the chains' writers wait.
+const CHAIN_FRAMES: usize = 64;
+/// Frames from the proxy toward one chain, queued before the hub waits on that chain.
+const PROXY_FRAMES: usize = 64;
+
+/// How a shared proxy's instance is started.
+#[derive(Debug, Clone)]
+enum SharedLaunch {
+    Native(CommandSpec),
+    #[cfg(feature = "wasm")]
+    Wasm(WasmSpec),
+}
+
+enum Command {
+    Attach {
+        connection: Connection,
+        to_chain: mpsc::Sender<Bytes>,
+        ended: Ended,
+    },
+    Detach(Connection),
+    Stop,
+}
+
+/// A handle on one shared proxy: chains attach through it. Cheap to clone.
+#[derive(Clone)]
+pub struct SharedProxy {
+    name: String,
+    commands: mpsc::UnboundedSender<Command>,
+    frames: mpsc::Sender<(Connection, Bytes)>,
+    last_connection: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for SharedProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedProxy")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedProxy {
+    /// Attaches one chain: its link to the proxy (frames flow once the hub has taken the
+    /// attachment, which it does before any of them), and an instance whose end is reported
+    /// on `events` with the reason the hub gave, such as the proxy's exit.
+    pub(crate) fn attach(
+        &self,
+        links: &Links,
+        events: &mpsc::Sender<Event>,
+    ) -> Result<Started, String> {
+        let connection = self.last_connection.fetch_add(1, Ordering::Relaxed) + 1;
+        let (to_chain, from_proxy) = mpsc::channel(PROXY_FRAMES);
+        let ended = Ended::default();
+        self.commands
+            .send(Command::Attach {
+                connection,
+                to_chain,
+                ended: ended.clone(),
+            })
+            .map_err(|_| "is not running: the server is stopping".to_string())?;
+        let sink = ToProxy {
+            connection,
+            frames: self.frames.clone(),
+            commands: self.commands.clone(),
+        };
+        let launched_at = tokio::time::Instant::now();
+        let (link, done) = links.messages(from_proxy, sink);
+        let id = link.id;
+        let name = self.name.clone();
+        let trace = links.trace().cloned();
+        let (stopped_tx, stopped) = watch::channel(false);
+        let events = events.clone();
+        let monitor = tokio::spawn(async move {
+            let _stopped = StopSignal(stopped_tx);
+            done.reader_finished().await;
+            let reason = ended
+                .reason()
+                .unwrap_or_else(|| "let this chain go (shared proxy)".to_string());
+            report_exit(&events, trace.as_ref(), id, &name, reason, None, Vec::new()).await;
+        });
+        Ok(Started {
+            link,
+            instance: Instance {
+                link: id,
+                stopped,
+                process_group: None,
+                task: Some(monitor.abort_handle()),
+                launched_at,
+            },
+        })
+    }
+}
+
+/// A chain's frames to the shared proxy, tagged with its connection; dropping it (the
+/// chain's link closing) detaches the chain.
+struct ToProxy {
+    connection: Connection,
+    frames: mpsc::Sender<(Connection, Bytes)>,
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+impl MessageSink for ToProxy {
+    async fn send(&mut self, message: Bytes) -> io::Result<()> {
+        self.frames
+            .send((self.connection, message))
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the shared proxy is gone"))
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for ToProxy {
+    fn drop(&mut self) {
+        let _ = self.commands.send(Command::Detach(self.connection));
+    }
+}
+
+/// The shared proxies of one `serve`, by name.
+#[derive(Debug, Default, Clone)]
+pub struct SharedProxies {
+    by_name: HashMap<String, SharedProxy>,
+}
+
+impl SharedProxies {
+    /// None: every proxy runs once per chain (`run`, `doctor --probe`).
+    pub fn none() -> SharedProxies {
+        SharedProxies::default()
+    }
+
+    /// Starts a hub, and its proxy's instance, for each enabled `[[proxy]]` of `config`
+    /// with `shared = true`; the hubs are stopped through the second half. Must be called on
+    /// the runtime's main thread inside a `LocalSet`: the hubs start children, which live as
+    /// long as the thread that started them.
+    pub fn start(config: &Config) -> (SharedProxies, SharedHubs) {
+        let limits = LinkLimits {
+            max_line: config.conductor.max_line,
+            queue_limit: config.conductor.queue_limit,
+            write_timeout: config.conductor.write_timeout,
+        };
+        let mut by_name = HashMap::new();
+        let mut hubs = SharedHubs::default();
+        for proxy in config.proxies.iter().filter(|p| p.shared) {
+            let launch = match &proxy.launch {
+                ProxyLaunch::Native(spec) => SharedLaunch::Native(spec.clone()),
+                #[cfg(feature = "wasm")]
+                ProxyLaunch::Wasm(spec) => SharedLaunch::Wasm(spec.clone()),
+                // The config refuses these (a `url` proxy, `wasm` without the feature).
+                _ => continue,
+            };
+            let (commands, commands_rx) = mpsc::unbounded_channel();
+            let (frames, frames_rx) = mpsc::channel(CHAIN_FRAMES);
+            let hub = hub::Hub::new(
+                proxy.name.clone(),
+                launch,
+                limits,
+                #[cfg(feature = "wasm")]
+                config.conductor.cache_dir.clone(),
+            );
+            hubs.tasks
+                .push(tokio::task::spawn_local(hub.run(commands_rx, frames_rx)));
+            hubs.commands.push(commands.clone());
+            by_name.insert(
+                proxy.name.clone(),
+                SharedProxy {
+                    name: proxy.name.clone(),
+                    commands,
+                    frames,
+                    last_connection: Arc::new(AtomicU64::new(0)),
+                },
+            );
+        }
+        (SharedProxies { by_name }, hubs)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&SharedProxy> {
+        self.by_name.get(name)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+}
+
+/// The running hubs of one `serve`'s shared proxies.
+#[derive(Default)]
+pub struct SharedHubs {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    commands: Vec<mpsc::UnboundedSender<Command>>,
+}
+
+impl SharedHubs {
+    /// Stops every hub: each closes its instance's input and waits for it to stop (after a
+    /// moment, SIGTERM, then SIGKILL to its process group).
+    pub async fn stop(self) {
+        for commands in &self.commands {
+            let _ = commands.send(Command::Stop);
+        }
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
