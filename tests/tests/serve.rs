@@ -168,22 +168,22 @@ fn a_local_conductor_whose_agent_is_a_served_chain_runs_the_session_over_both_pr
     }
 }
 
-/// Over WebSocket only: over Streamable HTTP the served proxy's `initialize`, which it sends
-/// to its successor (the near conductor) before it answers `proxy/initialize`, would go on the
-/// connection's stream, which the client opens only once the opening POST is answered
-/// (docs/remote.md, "Serving a chain").
-#[test]
-fn a_served_proxy_chain_sits_in_a_local_conductors_chain_over_websocket() {
+/// Over either transport. Over Streamable HTTP the served proxy's `initialize`, which it sends
+/// to its successor (the near conductor) before it answers `proxy/initialize`, goes on the
+/// connection's stream: `serve` answers the opening POST's headers first, and the near
+/// conductor opens that stream as soon as it has them (docs/remote.md, "A shared proxy").
+fn a_served_proxy_chain_sits_in_a_local_conductors_chain(label: &str, url: fn(&Server) -> String) {
     // The far side: a chain in proxy mode (one test-proxy), served.
-    let mut far = TestChain::with_test_proxies(&binaries!(), "serve-proxy-far", 1);
+    let mut far =
+        TestChain::with_test_proxies(&binaries!(), &format!("serve-proxy-far-{label}"), 1);
     far.without_agent().conductor_setting("mode", "\"proxy\"");
     let server = Server::start(&far, &[]);
     // The near side: that proxy by url, then a local agent.
-    let near = chain("serve-proxy-near");
+    let near = chain(&format!("serve-proxy-near-{label}"));
     let agent = near.agent.as_ref().unwrap();
     let config = format!(
-        "[[proxy]]\nname = \"far\"\nurl = {}\n\n[agent]\ncommand = {}\nargs = {}\n",
-        toml_string(&server.ws_url()),
+        "[[proxy]]\nname = \"far\"\nurl = {}\nstartup_timeout = \"20s\"\n\n[agent]\ncommand = {}\nargs = {}\n",
+        toml_string(&url(&server)),
         toml_string(&agent.command.display().to_string()),
         toml_array(&agent.args),
     );
@@ -194,7 +194,7 @@ fn a_served_proxy_chain_sits_in_a_local_conductors_chain_over_websocket() {
         &["run", "--config", &path.display().to_string()],
         &[("ACP_CONDUCTOR_LOG", "debug")],
     );
-    editor_session(&mut editor, "ws");
+    editor_session(&mut editor, label);
     let far_saw = far.received("p1");
     assert!(
         far_saw.iter().any(|m| m["method"] == "session/prompt"),
@@ -203,6 +203,16 @@ fn a_served_proxy_chain_sits_in_a_local_conductors_chain_over_websocket() {
     editor.close_stdin();
     assert!(editor.wait_exit().success(), "{}", editor.stderr());
     assert_no_component_left(&server);
+}
+
+#[test]
+fn a_served_proxy_chain_sits_in_a_local_conductors_chain_over_websocket() {
+    a_served_proxy_chain_sits_in_a_local_conductors_chain("ws", Server::ws_url);
+}
+
+#[test]
+fn a_served_proxy_chain_sits_in_a_local_conductors_chain_over_http() {
+    a_served_proxy_chain_sits_in_a_local_conductors_chain("http", Server::http_url);
 }
 
 #[test]

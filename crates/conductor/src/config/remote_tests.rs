@@ -101,15 +101,16 @@ fn url_excludes_the_other_ways_to_run_a_component() {
 }
 
 #[test]
-fn a_remote_proxy_is_reached_over_websocket_only() {
-    assert_eq!(
-        errors("[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nurl = \"https://h/acp\"\n"),
-        [
-            "5:7: [[proxy]] \"p\" must be reached over WebSocket (`ws://` or `wss://`): over \
-          Streamable HTTP a proxy cannot initialize its successor before its own \
-          `proxy/initialize` is answered"
-        ]
-    );
+fn a_remote_proxy_is_reached_over_either_transport() {
+    for url in ["https://h/acp", "http://h/acp", "wss://h/acp"] {
+        let config = valid(&format!(
+            "[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nurl = \"{url}\"\n"
+        ));
+        let ProxyLaunch::Remote(remote) = &config.proxies[0].launch else {
+            panic!("a remote proxy: {config:?}")
+        };
+        assert_eq!(remote.url.as_str(), url);
+    }
 }
 
 #[test]

@@ -335,7 +335,7 @@ impl Validator<'_, '_, '_> {
         if url.is_some() {
             let name = self.agent_name(table, DEFAULT_AGENT_NAME, scope);
             let launch_name = name.as_ref().map(|name| name.name.clone());
-            let remote = self.remote_launch(table, "[agent]", launch_name, false, scope);
+            let remote = self.remote_launch(table, "[agent]", launch_name, scope);
             return (remote.map(AgentSpec::Remote), name);
         }
         let name = self.agent_name(table, DEFAULT_AGENT_NAME, scope);
@@ -488,7 +488,7 @@ impl Validator<'_, '_, '_> {
                 .wasm_launch(table, launch_name, scope)
                 .map(ProxyLaunch::Wasm),
             [_] => self
-                .remote_launch(table, &place, launch_name, true, scope)
+                .remote_launch(table, &place, launch_name, scope)
                 .map(ProxyLaunch::Remote),
             [] => {
                 self.error(

@@ -30,16 +30,11 @@ impl Validator<'_, '_, '_> {
     /// `url` and `headers` of a table (`place` names it in errors, e.g. `[agent]`); every
     /// key that only a started component has is refused. All are checked even when the name
     /// is missing, so that their mistakes are reported in the same pass.
-    ///
-    /// A proxy must be reached over WebSocket: over Streamable HTTP its `proxy/initialize`
-    /// POST is answered only once it has initialized its successor, through a request that
-    /// can only reach the conductor on a stream opened after that answer.
     pub(super) fn remote_launch(
         &mut self,
         table: &DeTable<'_>,
         place: &str,
         name: Option<String>,
-        proxy: bool,
         scope: Scope,
     ) -> Option<RemoteSpec> {
         for (key, _) in entries(table) {
@@ -54,21 +49,7 @@ impl Validator<'_, '_, '_> {
                 );
             }
         }
-        let url = table.get("url").and_then(|value| {
-            let url = self.url(value, scope)?;
-            if proxy && Transport::of_scheme(url.scheme()) == Some(Transport::StreamableHttp) {
-                self.error(
-                    value.span(),
-                    format!(
-                        "{place} must be reached over WebSocket (`ws://` or `wss://`): over \
-                         Streamable HTTP a proxy cannot initialize its successor before its own \
-                         `proxy/initialize` is answered"
-                    ),
-                );
-                return None;
-            }
-            Some(url)
-        });
+        let url = table.get("url").and_then(|value| self.url(value, scope));
         let headers = match table.get("headers") {
             Some(value) => self.headers(value, scope),
             None => Some(Vec::new()),

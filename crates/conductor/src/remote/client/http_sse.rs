@@ -3,7 +3,10 @@
 //!
 //! - `initialize` is POSTed without a connection id and answered `200` with the response
 //!   as the body and `Acp-Connection-Id` as a header. The connection-scoped stream is opened
-//!   before that response is passed on, so nothing sent in answer to it can go unheard.
+//!   as soon as the headers are in, before the body is read, and so before that response is
+//!   passed on: nothing sent in answer to it can go unheard. The body is read by a task while
+//!   later messages are POSTed: a served proxy chain sends it only after a request on that
+//!   stream has been answered.
 //! - Every later POST carries `Acp-Connection-Id`; a session-scoped one
 //!   (`remote::protocol::call_scope`, or a response to a request the server sent on a
 //!   session's stream) also `Acp-Session-Id`, after that session's stream is open. They are
@@ -188,24 +191,46 @@ impl Shared {
         if response.status() != http::StatusCode::OK {
             return Err(refused(shown, "initialize", response).await);
         }
-        let connection = response.headers().get(CONNECTION_ID).cloned();
-        let body = response.bytes().await.map_err(|e| {
-            format!(
-                "lost its connection ({shown}) reading the initialize answer: {}",
-                describe(e)
-            )
-        })?;
-        let Some(connection) = connection else {
+        let Some(connection) = response.headers().get(CONNECTION_ID).cloned() else {
             // An initialize refused (an error answer): no connection was made, and the next
             // initialize may try again.
             tracing::debug!(url = %shown, "initialize answered without a connection");
+            let body = response.bytes().await.map_err(|e| {
+                format!(
+                    "lost its connection ({shown}) reading the initialize answer: {}",
+                    describe(e)
+                )
+            })?;
             let _ = self.incoming.send(Incoming::Message(body)).await;
             return Ok(());
         };
         tracing::debug!(url = %shown, connection = ?connection, "Streamable HTTP connected");
         let _ = self.connection.set(connection);
+        // Opened as soon as the headers are in, before the body is read, and the body read by
+        // a task while later messages are POSTed: a served proxy chain answers
+        // `proxy/initialize` only after it has initialized its successor (this side) through a
+        // request on this stream, whose answer is the next POST.
         self.open_stream(None).await?;
-        let _ = self.incoming.send(Incoming::Message(body)).await;
+        let shared = self.clone();
+        let answer = tokio::spawn(async move {
+            match response.bytes().await {
+                Ok(body) => {
+                    let _ = shared.incoming.send(Incoming::Message(body)).await;
+                }
+                Err(e) => {
+                    let shown = &shared.target.shown;
+                    let reason = format!(
+                        "lost its connection ({shown}) reading the initialize answer: {}",
+                        describe(e)
+                    );
+                    shared.fail(reason).await;
+                }
+            }
+        });
+        self.readers
+            .lock()
+            .expect("readers lock")
+            .push(answer.abort_handle());
         Ok(())
     }
 

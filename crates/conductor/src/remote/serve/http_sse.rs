@@ -1,6 +1,12 @@
 //! The Streamable HTTP profile: POST carries each client message (the opening `initialize`
 //! answered in the response body with the new `Acp-Connection-Id`, everything else 202), GET
 //! opens a connection's or a session's SSE stream, DELETE ends the connection.
+//!
+//! A served proxy chain's opening `proxy/initialize` is answered in two steps: the headers
+//! (with the connection id) at once, the body once the chain answers. The chain's proxy
+//! initializes its successor (the client) before it answers, with a request that can only
+//! travel on the connection's stream, and a client can open that stream only once it knows
+//! the connection id.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -76,7 +82,8 @@ pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> R
     let Some(connection_id) = connection_id else {
         if opening {
             let id = seen.id.as_deref().unwrap_or("null").to_owned();
-            return open(served, id, body).await;
+            let proxy = seen.method.as_deref() != Some("initialize");
+            return open(served, id, body, proxy).await;
         }
         return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
     };
@@ -121,8 +128,9 @@ pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> R
 }
 
 /// The POST that opens a connection: starts its chain, hands it the message, and answers
-/// with the chain's answer. A refused `initialize` leaves no connection behind.
-async fn open(served: &Served, request_id: String, body: Bytes) -> Response {
+/// with the chain's answer. A refused `initialize` leaves no connection behind. For a
+/// `proxy/initialize` (`early`) the headers go first, see the module's comment.
+async fn open(served: &Served, request_id: String, body: Bytes, early: bool) -> Response {
     let Some(admitted) = served.chains.admit() else {
         return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
     };
@@ -142,6 +150,9 @@ async fn open(served: &Served, request_id: String, body: Bytes) -> Response {
     }
     if !connection.to_chain(body).await {
         return refuse(StatusCode::BAD_GATEWAY, "the chain stopped");
+    }
+    if early {
+        return answer_later(served, connection, request_id, answer);
     }
     let answer = match tokio::time::timeout(OPENING_WAIT, answer).await {
         Ok(Ok(answer)) => answer,
@@ -178,6 +189,57 @@ async fn open(served: &Served, request_id: String, body: Bytes) -> Response {
             .insert(protocol::CONNECTION_ID, value);
         tracing::info!(connection = %id, "HTTP connection open");
     }
+    response
+}
+
+/// `200` with the connection id now; the body is the chain's answer when it comes, or an
+/// error naming why none came (the status is sent already). A refused or missing answer ends
+/// the connection, as it leaves none behind when answered at once.
+fn answer_later(
+    served: &Served,
+    connection: Arc<HttpConnection>,
+    request_id: String,
+    answer: tokio::sync::oneshot::Receiver<Bytes>,
+) -> Response {
+    let registry = served.http.clone();
+    let id = connection.id.clone();
+    let body = async move {
+        let failed = |why: &str| {
+            let mut out = Vec::new();
+            acp_wire::encode::error_response(
+                &mut out,
+                &request_id,
+                acp_wire::error_code::COMPONENT_FAILED,
+                why,
+                None,
+            );
+            Bytes::from(out)
+        };
+        let answer = match tokio::time::timeout(OPENING_WAIT, answer).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => failed("the chain stopped before answering"),
+            Err(_) => failed("the chain did not answer in time"),
+        };
+        if classify(&answer).kind != Kind::Response {
+            registry.remove(connection.id.as_str());
+            connection.end_input();
+        }
+        Ok::<_, Infallible>(answer)
+    };
+    let mut response = (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(protocol::JSON_MEDIA_TYPE),
+        )],
+        axum::body::Body::from_stream(stream::once(body)),
+    )
+        .into_response();
+    let value = HeaderValue::from_str(id.as_str()).expect("hex is a valid header value");
+    response
+        .headers_mut()
+        .insert(protocol::CONNECTION_ID, value);
+    tracing::info!(connection = %id, "HTTP connection open (proxy/initialize answered later)");
     response
 }
 
