@@ -51,14 +51,18 @@ impl Server {
         let kept = stderr.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                // Kept before the address is handed over: a test that got it may read the
+                // line at once.
+                {
+                    let mut text = kept.lock().unwrap();
+                    text.push_str(&line);
+                    text.push('\n');
+                }
                 if let Some(rest) = line.split_once(LISTENING).map(|(_, rest)| rest)
                     && let Some(url) = rest.split(" on ").last()
                 {
                     let _ = found.send(url.to_string());
                 }
-                let mut text = kept.lock().unwrap();
-                text.push_str(&line);
-                text.push('\n');
             }
         });
         let url = match address.recv_timeout(patience()) {
