@@ -1,7 +1,8 @@
 //! `serve` with a `shared = true` proxy: one proxy process for every connection's chain.
 //! Two remote editors at once run whole sessions through it (their agents both number their
 //! sessions from 1), it outlives them and serves the next; when it dies every chain attached
-//! hears so by name, and the next connection starts it again.
+//! hears so by name, and the next connection starts it again. A WASM proxy is shared the same
+//! way, as one instance inside `serve`.
 
 // Shared with serve.rs, which uses all of it.
 #[allow(dead_code)]
@@ -16,6 +17,7 @@ use std::sync::Barrier;
 
 use acp_conductor_tests::processes::{descendants, is_running, wait_until_gone};
 use acp_conductor_tests::test_chain::AGENT;
+use acp_conductor_tests::wasm::{self, CONTEXT, WasmChain, WasmTarget};
 use acp_conductor_tests::{TestChain, binaries, editor::patience};
 use serde_json::Value;
 
@@ -179,4 +181,59 @@ fn when_the_shared_proxy_dies_every_chain_hears_it_by_name_and_the_next_starts_i
     assert_ne!(restarted, proxy, "a new instance");
     assert!(descendants(server.pid()).contains(&restarted));
     next.remote.close();
+}
+
+#[test]
+fn a_shared_wasm_proxy_is_one_instance_for_every_connection() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "serve-shared-wasm");
+    chain.agent_args(&["--updates", "3"]);
+    let mut chain = WasmChain::new(chain);
+    let module = wasm::artifact(&binaries, CONTEXT, WasmTarget::P2);
+    chain
+        .add_wasm("context", &module)
+        .args(&["--rule", "Always add tests"])
+        .setting("shared", "true");
+    let config = chain.write_config();
+    let server = Server::start_config(&binaries.conductor, &config, &[]);
+
+    let both = Barrier::new(2);
+    std::thread::scope(|s| {
+        let sessions: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut client = ws(&server);
+                    both.wait();
+                    client.initialize();
+                    let session = client.new_session();
+                    let prompt = client.prompt(&session, "hello");
+                    assert_eq!(prompt.result()["stopReason"], "end_turn");
+                    // The agent saw the prompt with the proxy's rule in front of it.
+                    let texts = prompt.chunk_texts();
+                    assert_eq!(texts.len(), 3, "{texts:?}");
+                    assert!(
+                        texts
+                            .iter()
+                            .all(|t| t.contains("- Always add tests") && t.ends_with("hello")),
+                        "{texts:?}"
+                    );
+                    client.remote.close();
+                })
+            })
+            .collect();
+        for session in sessions {
+            session.join().expect("a whole session");
+        }
+    });
+    let log = server.stderr();
+    assert_eq!(
+        log.matches("shared proxy started").count(),
+        1,
+        "one instance for both connections:\n{log}"
+    );
+    // It runs inside serve: once the two agents are gone, serve has no child left.
+    assert_eq!(
+        wait_until_gone(&descendants(server.pid()), patience()),
+        Vec::<u32>::new()
+    );
 }

@@ -25,6 +25,11 @@ impl Server {
     /// `serve --config <the chain's config> --listen 127.0.0.1:0 <extra>`.
     pub fn start(chain: &TestChain, extra: &[&str]) -> Server {
         let config = chain.write_config();
+        Server::start_config(&chain.binaries.conductor, &config, extra)
+    }
+
+    /// `serve --config CONFIG --listen 127.0.0.1:0 <extra>`, for a config written elsewhere.
+    pub fn start_config(conductor: &Path, config: &Path, extra: &[&str]) -> Server {
         let mut args = vec![
             "serve".to_string(),
             "--config".to_string(),
@@ -33,7 +38,7 @@ impl Server {
             "127.0.0.1:0".to_string(),
         ];
         args.extend(extra.iter().map(|a| a.to_string()));
-        Server::start_with(&chain.binaries.conductor, &args)
+        Server::start_with(conductor, &args)
     }
 
     fn start_with(conductor: &Path, args: &[String]) -> Server {

@@ -177,7 +177,9 @@ impl Hub {
                     tokio::spawn(stop_instances(vec![gone.instance]));
                 }
                 for (_, attachment) in self.attachments.drain() {
-                    attachment.ended.set(reason.clone());
+                    attachment
+                        .ended
+                        .set(format!("(one process shared by every connection) {reason}"));
                 }
                 self.routes = Routes::new(&self.name);
                 self.congested = false;

@@ -107,7 +107,7 @@ impl SharedProxy {
             done.reader_finished().await;
             let reason = ended
                 .reason()
-                .unwrap_or_else(|| "let this chain go (shared proxy)".to_string());
+                .unwrap_or_else(|| "was detached from this chain (shared proxy)".to_string());
             report_exit(&events, trace.as_ref(), id, &name, reason, None, Vec::new()).await;
         });
         Ok(Started {
