@@ -23,7 +23,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use acp_wire::envelope::decode_str;
-use acp_wire::error_code::INTERNAL_ERROR;
+use acp_wire::error_code::{INTERNAL_ERROR, REQUEST_CANCELLED};
 use acp_wire::splice::{Members, set_path};
 use acp_wire::successor::{Dialect, Wrapped, unwrap};
 use acp_wire::{Envelope, IdKey, Invalid, Outcome, OutgoingRequests, RawValue, Shape, encode};
@@ -182,14 +182,25 @@ impl Routes {
                 let hub_id = self
                     .forwarded
                     .find(|f| f.connection == connection && f.key == key);
-                // A request already answered, or never forwarded: nothing to cancel.
                 if let Some(hub_id) = hub_id {
                     let params = params.expect("has a requestId");
                     let rewritten = set_path(params, &["requestId"], &hub_id.to_string());
                     let rewritten = raw(rewritten);
                     let call = Call::of(method, Some(&rewritten));
                     out.push(Delivery::ToProxy(call.write(None, None)));
+                } else if let Some(id) = self.unqueue(connection, &key) {
+                    // Still waiting for its turn: it never reaches the proxy.
+                    let mut answer = Vec::new();
+                    encode::error_response(
+                        &mut answer,
+                        &id,
+                        REQUEST_CANCELLED,
+                        "cancelled while it waited for its turn at the shared proxy",
+                        None,
+                    );
+                    out.push(Delivery::ToConnection(connection, answer.into()));
                 }
+                // Otherwise a request already answered, or never sent: nothing to cancel.
             }
             Envelope::Notification { method, params } => {
                 let call = Call::of(method, params);
@@ -361,6 +372,19 @@ impl Routes {
                 self.setup = None;
                 self.drain(out);
             }
+        }
+    }
+
+    /// Takes `connection`'s waiting request `key` out of the queue; its id, if it was there.
+    fn unqueue(&mut self, connection: Connection, key: &IdKey) -> Option<String> {
+        let at = self.waiting.iter().position(|(c, frame)| {
+            *c == connection
+                && matches!(acp_wire::parse(frame), Ok(Envelope::Request { id, .. }) if IdKey::of(id) == *key)
+        })?;
+        let (_, frame) = self.waiting.remove(at)?;
+        match acp_wire::parse(&frame) {
+            Ok(Envelope::Request { id, .. }) => Some(id.get().to_owned()),
+            _ => None,
         }
     }
 

@@ -446,6 +446,31 @@ fn cancellations_name_the_request_as_each_side_sent_it() {
 }
 
 #[test]
+fn a_request_cancelled_while_it_waits_is_answered_and_never_sent() {
+    let mut r = routes(2);
+    let first = to_proxy(&from(
+        &mut r,
+        1,
+        request(json!(0), "session/new", json!({})),
+    ));
+    assert!(from(&mut r, 2, request(json!("n"), "session/new", json!({}))).is_empty());
+    let out = from(
+        &mut r,
+        2,
+        notification("$/cancel_request", json!({"requestId": "n"})),
+    );
+    let (c, answer) = to_connection(&out);
+    assert_eq!((c, answer["id"].clone()), (2, json!("n")));
+    assert_eq!(answer["error"]["code"], -32800);
+    // Connection 1's turn ends: nothing of connection 2's is left to send.
+    let out = from_proxy(
+        &mut r,
+        result(first["id"].clone(), json!({"sessionId": "1/a"})),
+    );
+    assert_eq!(to_connection(&out).0, 1);
+}
+
+#[test]
 fn a_connection_that_leaves_is_answered_for_and_passes_its_turn_on() {
     let mut r = routes(2);
     to_proxy(&from(
