@@ -7,11 +7,16 @@
 //! stderr goes through a layer without that escaping, because the relay has already cleaned
 //! each line itself (`component::stderr_relay`): escaping again would turn the colours kept
 //! for a terminal into literal `\x1b[31m` text.
+//!
+//! `wasmtime_wasi` stays at `warn` unless the filter names it: it wraps every WASI preview 1
+//! call of a guest in an INFO span with its arguments formatted (`#[instrument]`), several per
+//! message, and at `info` making those spans was a fifth of the conductor's CPU with three
+//! WASM proxies (docs/performance.md, "WASM proxies").
 
 use std::io::IsTerminal;
 use std::sync::LazyLock;
 
-use tracing_subscriber::filter::{self, FilterExt};
+use tracing_subscriber::filter::{self, Directive, FilterExt};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -20,7 +25,10 @@ use crate::component::stderr_relay;
 
 pub fn init(flag: Option<&str>, default: &str) {
     let spec = filter_spec(flag, default);
-    let env_filter = || EnvFilter::try_new(&spec).unwrap_or_else(|_| EnvFilter::new(default));
+    let env_filter = || {
+        let filter = EnvFilter::try_new(&spec).unwrap_or_else(|_| EnvFilter::new(default));
+        quiet_wasi(filter, &spec)
+    };
     if let Err(e) = EnvFilter::try_new(&spec) {
         eprintln!("acp-conductor: ignoring log filter {spec:?}: {e}");
     }
@@ -40,6 +48,20 @@ pub fn init(flag: Option<&str>, default: &str) {
         .try_init();
 }
 
+/// The target whose per-call spans a WASM guest would pay for on every message.
+const WASI_TARGET: &str = "wasmtime_wasi";
+
+/// `filter` with `wasmtime_wasi` (and `wasmtime_wasi_io`) at `warn`, unless `spec` names it.
+fn quiet_wasi(filter: EnvFilter, spec: &str) -> EnvFilter {
+    if spec.contains(WASI_TARGET) {
+        return filter;
+    }
+    match format!("{WASI_TARGET}=warn").parse::<Directive>() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    }
+}
+
 /// Whether the conductor's stderr is a terminal: decides colours in its own log lines and
 /// whether relayed component stderr keeps its colours. Asked once per process.
 pub fn stderr_is_terminal() -> bool {
@@ -53,4 +75,55 @@ pub fn filter_spec(flag: Option<&str>, default: &str) -> String {
         .or_else(|| std::env::var("ACP_CONDUCTOR_LOG").ok())
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| default.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing::Level;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::*;
+
+    /// Whether a span at `level` with `target` is enabled under `spec`, filtered as `init`
+    /// filters.
+    fn span_enabled(spec: &str, target: &str, level: Level) -> bool {
+        let filter = quiet_wasi(EnvFilter::new(spec), spec);
+        let subscriber = tracing_subscriber::registry().with(filter);
+        let span = tracing::subscriber::with_default(subscriber, || match (target, level) {
+            ("wasmtime_wasi::p1", Level::INFO) => {
+                tracing::info_span!(target: "wasmtime_wasi::p1", "fd_read")
+            }
+            ("wasmtime_wasi::p1", Level::WARN) => {
+                tracing::warn_span!(target: "wasmtime_wasi::p1", "fd_read")
+            }
+            ("acp_conductor::run", Level::INFO) => {
+                tracing::info_span!(target: "acp_conductor::run", "run")
+            }
+            _ => unreachable!("not a case of these tests"),
+        });
+        !span.is_disabled()
+    }
+
+    #[test]
+    fn wasi_call_spans_are_off_unless_warn() {
+        for spec in ["info", "debug", "trace", "acp_conductor=debug"] {
+            assert!(
+                !span_enabled(spec, "wasmtime_wasi::p1", Level::INFO),
+                "{spec}"
+            );
+            assert!(
+                span_enabled(spec, "wasmtime_wasi::p1", Level::WARN),
+                "{spec}"
+            );
+        }
+        assert!(span_enabled("info", "acp_conductor::run", Level::INFO));
+    }
+
+    #[test]
+    fn a_filter_that_names_wasmtime_wasi_decides_for_it() {
+        let spec = "info,wasmtime_wasi=info";
+        assert!(span_enabled(spec, "wasmtime_wasi::p1", Level::INFO));
+        let spec = "info,wasmtime_wasi=error";
+        assert!(!span_enabled(spec, "wasmtime_wasi::p1", Level::WARN));
+    }
 }

@@ -1,9 +1,9 @@
 //! WASM components: a proxy compiled to a WASI command runs inside the conductor, in a
 //! sandbox, with the same JSON-RPC stdio as a child process. Knows wasmtime, not messages.
 //!
-//! Each instance is a task of its own on the multi-thread runtime, so a guest that computes
-//! holds one worker at a time and yields every epoch tick; its stdin and stdout are
-//! in-process pipes, linked to the router like a child's pipes.
+//! Each instance is a task of its own on the thread that runs the router and the links, so a
+//! guest that computes holds that thread until it yields at the next epoch tick; its stdin and
+//! stdout are in-process pipes, linked to the router like a child's pipes.
 //! `docs/sandbox.md` describes what a guest can and cannot do.
 
 mod cache;
