@@ -104,6 +104,10 @@ fn build_and_warm(binaries: &Binaries) {
             .args(["build", "--release", "--target-dir"])
             .arg(&dir)
             .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+            // The tests need the fixtures' behaviour, not the release profile's LTO: this
+            // keeps their build (in every test run on a cold machine) short.
+            .env("CARGO_PROFILE_RELEASE_LTO", "off")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
             .stdin(Stdio::null());
         for target in targets {
             command.args(["--target", target]);
