@@ -15,6 +15,7 @@ pub mod registry;
 pub mod remote;
 pub mod router;
 pub mod run;
+mod signals;
 pub mod supervisor;
 pub mod trace;
 pub mod trace_view;

@@ -13,6 +13,7 @@ use crate::event::Event;
 use crate::link::{Link, LinkDone, LinkId, LinkLimits, Links};
 use crate::router::topology::{ChainMode, Topology};
 use crate::router::{ChainLink, DialectChoice, Finish, Role, Router};
+use crate::signals::StopSignals;
 use crate::supervisor::Supervisor;
 use crate::trace::{self, Trace};
 
@@ -210,21 +211,11 @@ fn connect_editor(links: &Links) -> (Link, LinkDone) {
 }
 
 async fn forward_signals(events: mpsc::Sender<Event>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::warn!("could not install signal handlers");
+    let Some(mut signals) = StopSignals::install() else {
         return;
     };
     loop {
-        let name = tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-            _ = hup.recv() => "SIGHUP",
-        };
+        let name = signals.next().await;
         if events.send(Event::Signal(name)).await.is_err() {
             return;
         }

@@ -43,6 +43,7 @@ use tokio::net::TcpListener;
 use crate::config::{self, Mode};
 use crate::remote::protocol;
 use crate::router::topology::ChainMode;
+use crate::signals::StopSignals;
 use auth::{Gate, Token};
 use chains::Chains;
 use http_connection::Registry;
@@ -259,19 +260,9 @@ async fn on_delete(State(served): State<Served>, headers: HeaderMap) -> Response
 
 /// The first of SIGTERM, SIGINT, SIGHUP. Each chain hears it too and stops on its own.
 async fn stop_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::warn!("could not install signal handlers");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-        _ = hup.recv() => "SIGHUP",
+    match StopSignals::install() {
+        Some(mut signals) => signals.next().await,
+        None => std::future::pending().await,
     }
 }
 
