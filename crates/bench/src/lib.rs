@@ -15,5 +15,6 @@ pub mod peer;
 pub mod proc_status;
 pub mod proxy;
 pub mod report;
+pub mod session_run;
 pub mod stats;
 pub mod stdio_loop;

@@ -12,8 +12,9 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use acp_bench::chain_config::toml_string;
-use acp_bench::messages::{self, StreamSpec};
-use acp_bench::peer::{BenchError, Launch, Peer, Result};
+use acp_bench::messages::StreamSpec;
+use acp_bench::peer::{BenchError, Launch, Result};
+use acp_bench::session_run::{SessionCounts, measure_session, micros, millis, time_to_initialize};
 use acp_bench::stats::{LatencySummary, Throughput};
 
 /// How the conductor reaches the agent.
@@ -38,33 +39,36 @@ impl Reach {
 }
 
 struct Counts {
-    round_trips: usize,
-    warmup: usize,
-    stream_prompts: usize,
+    session: SessionCounts,
     starts: usize,
-    time_limit: Duration,
 }
-
-const FULL: Counts = Counts {
-    round_trips: 20_000,
-    warmup: 2_000,
-    stream_prompts: 1_000,
-    starts: 20,
-    time_limit: Duration::from_secs(6),
-};
-
-const QUICK: Counts = Counts {
-    round_trips: 200,
-    warmup: 20,
-    stream_prompts: 10,
-    starts: 2,
-    time_limit: Duration::from_secs(2),
-};
 
 /// Updates per streamed prompt and bytes of text in each.
 const STREAM: StreamSpec = StreamSpec {
     updates: 100,
     bytes: 100,
+};
+
+const FULL: Counts = Counts {
+    session: SessionCounts {
+        round_trips: 20_000,
+        warmup: 2_000,
+        stream_prompts: 1_000,
+        time_limit: Duration::from_secs(6),
+        stream: STREAM,
+    },
+    starts: 20,
+};
+
+const QUICK: Counts = Counts {
+    session: SessionCounts {
+        round_trips: 200,
+        warmup: 20,
+        stream_prompts: 10,
+        time_limit: Duration::from_secs(2),
+        stream: STREAM,
+    },
+    starts: 2,
 };
 
 struct Programs {
@@ -156,90 +160,13 @@ struct Figures {
     streaming: Throughput,
 }
 
-/// Round-trip latency of a one-word prompt and streaming throughput.
-fn measure(launch: &Launch, counts: &Counts, cwd: &Path) -> Result<(LatencySummary, Throughput)> {
-    let mut peer = Peer::spawn(launch)?;
-    peer.call(
-        messages::INITIALIZE_METHOD,
-        messages::INITIALIZE_PARAMS.as_bytes(),
-    )?;
-    let reply = peer.call_for_result(
-        "session/new",
-        &messages::new_session_params(&cwd.to_string_lossy()),
-    )?;
-    let result = reply.result.unwrap_or_default();
-    let session = messages::session_id_of(&result)
-        .ok_or_else(|| BenchError(format!("session/new answered {result}")))?;
-
-    let small = messages::prompt_params(&session, "hello");
-    for _ in 0..counts.warmup {
-        peer.call("session/prompt", &small)?;
-    }
-    let mut samples = Vec::with_capacity(counts.round_trips);
-    let began = Instant::now();
-    for _ in 0..counts.round_trips {
-        let start = Instant::now();
-        peer.call("session/prompt", &small)?;
-        samples.push(start.elapsed());
-        if began.elapsed() > counts.time_limit {
-            break;
-        }
-    }
-    let small = LatencySummary::of(samples).expect("at least one round trip");
-
-    let stream = messages::prompt_params(&session, &messages::stream_command(STREAM));
-    for _ in 0..counts.warmup / 100 {
-        peer.call("session/prompt", &stream)?;
-    }
-    let mut received = 0;
-    let began = Instant::now();
-    for _ in 0..counts.stream_prompts {
-        let reply = peer.call("session/prompt", &stream)?;
-        if reply.updates != u64::from(STREAM.updates) {
-            return Err(BenchError(format!(
-                "a prompt brought {} updates",
-                reply.updates
-            )));
-        }
-        received += reply.updates + 1;
-        if began.elapsed() > counts.time_limit {
-            break;
-        }
-    }
-    let streaming = Throughput {
-        messages: received,
-        elapsed: began.elapsed(),
-    };
-    let status = peer.close()?;
-    if !status.success() {
-        return Err(BenchError(format!("the conductor exited with {status}")));
-    }
-    Ok((small, streaming))
-}
-
 /// From spawning the conductor to its `InitializeResponse` (for a remote agent: connecting,
 /// and `serve` starting the agent for the new connection).
 fn start_times(launch: &Launch, starts: usize) -> Result<LatencySummary> {
-    let mut times = Vec::with_capacity(starts);
-    for _ in 0..starts {
-        let began = Instant::now();
-        let mut peer = Peer::spawn(launch)?;
-        peer.call(
-            messages::INITIALIZE_METHOD,
-            messages::INITIALIZE_PARAMS.as_bytes(),
-        )?;
-        times.push(began.elapsed());
-        peer.close()?;
-    }
+    let times = (0..starts)
+        .map(|_| time_to_initialize(launch))
+        .collect::<Result<Vec<_>>>()?;
     Ok(LatencySummary::of(times).expect("at least one start"))
-}
-
-fn micros(d: Duration) -> String {
-    format!("{:.1} µs", d.as_secs_f64() * 1e6)
-}
-
-fn millis(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
 fn main() -> ExitCode {
@@ -272,7 +199,7 @@ fn run(counts: &Counts) -> Result<()> {
         eprint!("acp-bench-remote: {} ... ", reach.label());
         let measured = programs.launch(reach, address).and_then(|launch| {
             let start = start_times(&launch, counts.starts)?;
-            let (small, streaming) = measure(&launch, counts, &scratch)?;
+            let (small, streaming) = measure_session(&launch, &counts.session, &scratch)?;
             Ok(Figures {
                 reach,
                 start,

@@ -9,11 +9,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acp_bench::chain_config::toml_string;
-use acp_bench::messages::{self, StreamSpec};
-use acp_bench::peer::{BenchError, Launch, Peer, Result};
+use acp_bench::messages::StreamSpec;
+use acp_bench::peer::{BenchError, Launch, Result};
+use acp_bench::session_run::{SessionCounts, measure_session, micros, millis, time_to_initialize};
 use acp_bench::stats::{LatencySummary, Throughput};
 
 /// How each proxy of a chain runs.
@@ -35,36 +36,39 @@ impl Build {
 }
 
 struct Counts {
-    round_trips: usize,
-    warmup: usize,
-    stream_prompts: usize,
+    session: SessionCounts,
     warm_starts: usize,
     cold_starts: usize,
-    time_limit: Duration,
 }
-
-const FULL: Counts = Counts {
-    round_trips: 20_000,
-    warmup: 2_000,
-    stream_prompts: 1_000,
-    warm_starts: 20,
-    cold_starts: 3,
-    time_limit: Duration::from_secs(6),
-};
-
-const QUICK: Counts = Counts {
-    round_trips: 200,
-    warmup: 20,
-    stream_prompts: 10,
-    warm_starts: 2,
-    cold_starts: 1,
-    time_limit: Duration::from_secs(2),
-};
 
 /// Updates per streamed prompt and bytes of text in each.
 const STREAM: StreamSpec = StreamSpec {
     updates: 100,
     bytes: 100,
+};
+
+const FULL: Counts = Counts {
+    session: SessionCounts {
+        round_trips: 20_000,
+        warmup: 2_000,
+        stream_prompts: 1_000,
+        time_limit: Duration::from_secs(6),
+        stream: STREAM,
+    },
+    warm_starts: 20,
+    cold_starts: 3,
+};
+
+const QUICK: Counts = Counts {
+    session: SessionCounts {
+        round_trips: 200,
+        warmup: 20,
+        stream_prompts: 10,
+        time_limit: Duration::from_secs(2),
+        stream: STREAM,
+    },
+    warm_starts: 2,
+    cold_starts: 1,
 };
 
 struct Programs {
@@ -151,70 +155,6 @@ struct ChainFigures {
     streaming: Throughput,
 }
 
-fn measure_chain(
-    launch: &Launch,
-    counts: &Counts,
-    cwd: &Path,
-) -> Result<(LatencySummary, Throughput)> {
-    let mut peer = Peer::spawn(launch)?;
-    peer.call(
-        messages::INITIALIZE_METHOD,
-        messages::INITIALIZE_PARAMS.as_bytes(),
-    )?;
-    let reply = peer.call_for_result(
-        "session/new",
-        &messages::new_session_params(&cwd.to_string_lossy()),
-    )?;
-    let result = reply.result.unwrap_or_default();
-    let session = messages::session_id_of(&result)
-        .ok_or_else(|| BenchError(format!("session/new answered {result}")))?;
-
-    let small = messages::prompt_params(&session, "hello");
-    for _ in 0..counts.warmup {
-        peer.call("session/prompt", &small)?;
-    }
-    let mut samples = Vec::with_capacity(counts.round_trips);
-    let began = Instant::now();
-    for _ in 0..counts.round_trips {
-        let start = Instant::now();
-        peer.call("session/prompt", &small)?;
-        samples.push(start.elapsed());
-        if began.elapsed() > counts.time_limit {
-            break;
-        }
-    }
-    let small = LatencySummary::of(samples).expect("at least one round trip");
-
-    let stream = messages::prompt_params(&session, &messages::stream_command(STREAM));
-    for _ in 0..counts.warmup / 100 {
-        peer.call("session/prompt", &stream)?;
-    }
-    let mut received = 0;
-    let began = Instant::now();
-    for _ in 0..counts.stream_prompts {
-        let reply = peer.call("session/prompt", &stream)?;
-        if reply.updates != u64::from(STREAM.updates) {
-            return Err(BenchError(format!(
-                "a prompt brought {} updates",
-                reply.updates
-            )));
-        }
-        received += reply.updates + 1;
-        if began.elapsed() > counts.time_limit {
-            break;
-        }
-    }
-    let streaming = Throughput {
-        messages: received,
-        elapsed: began.elapsed(),
-    };
-    let status = peer.close()?;
-    if !status.success() {
-        return Err(BenchError(format!("the conductor exited with {status}")));
-    }
-    Ok((small, streaming))
-}
-
 /// From spawning the conductor to its `InitializeResponse`, `starts` times; with `fresh_cache`
 /// each start gets an empty cache directory (so every proxy is compiled).
 fn start_times(
@@ -234,31 +174,11 @@ fn start_times(
         let launch = programs.launch(build, 3, &cache, "start")?;
         if !fresh_cache && start == 0 {
             // Fill the cache once, untimed.
-            let mut peer = Peer::spawn(&launch)?;
-            peer.call(
-                messages::INITIALIZE_METHOD,
-                messages::INITIALIZE_PARAMS.as_bytes(),
-            )?;
-            peer.close()?;
+            time_to_initialize(&launch)?;
         }
-        let began = Instant::now();
-        let mut peer = Peer::spawn(&launch)?;
-        peer.call(
-            messages::INITIALIZE_METHOD,
-            messages::INITIALIZE_PARAMS.as_bytes(),
-        )?;
-        times.push(began.elapsed());
-        peer.close()?;
+        times.push(time_to_initialize(&launch)?);
     }
     Ok(LatencySummary::of(times).expect("at least one start"))
-}
-
-fn micros(d: Duration) -> String {
-    format!("{:.1} µs", d.as_secs_f64() * 1e6)
-}
-
-fn millis(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
 fn main() -> ExitCode {
@@ -308,7 +228,7 @@ fn run(counts: &Counts, conductor: Option<PathBuf>) -> Result<()> {
         eprint!("acp-bench-wasm: {} x{proxies} ... ", build.label());
         let label = format!("{build:?}-{proxies}");
         let launch = programs.launch(build, proxies, &cache, &label)?;
-        let (small, streaming) = measure_chain(&launch, counts, &scratch)?;
+        let (small, streaming) = measure_session(&launch, &counts.session, &scratch)?;
         eprintln!("p50 {}", micros(small.p50));
         chains.push(ChainFigures {
             build,
