@@ -42,6 +42,29 @@ pub struct Instance {
     pub launched_at: tokio::time::Instant,
 }
 
+impl Started {
+    /// A component whose life is a task of this process (a WASM guest; the task watching a
+    /// remote or shared component's link): it has no process group, and stopping it past the
+    /// grace time aborts `task`. `stopped` becomes true when the task ends.
+    fn of_task(
+        link: Link,
+        stopped: watch::Receiver<bool>,
+        task: &tokio::task::JoinHandle<()>,
+        launched_at: tokio::time::Instant,
+    ) -> Started {
+        Started {
+            instance: Instance {
+                link: link.id,
+                stopped,
+                process_group: None,
+                task: Some(task.abort_handle()),
+                launched_at,
+            },
+            link,
+        }
+    }
+}
+
 impl Instance {
     pub fn has_stopped(&self) -> bool {
         *self.stopped.borrow()

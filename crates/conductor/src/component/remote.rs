@@ -7,7 +7,7 @@
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::{Instance, Started, StopSignal, report_exit, trace_started};
+use super::{Started, StopSignal, report_exit, trace_started};
 use crate::config::RemoteSpec;
 use crate::event::Event;
 use crate::link::Links;
@@ -48,14 +48,5 @@ pub(crate) fn connect(
             .unwrap_or_else(|| format!("closed its connection ({shown})"));
         report_exit(&events, trace.as_ref(), id, &name, reason, None, Vec::new()).await;
     });
-    Ok(Started {
-        link,
-        instance: Instance {
-            link: id,
-            stopped,
-            process_group: None,
-            task: Some(monitor.abort_handle()),
-            launched_at,
-        },
-    })
+    Ok(Started::of_task(link, stopped, &monitor, launched_at))
 }

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 use tokio::sync::{mpsc, watch};
 
-use super::{Instance, Started, StopSignal, report_exit};
+use super::{Started, StopSignal, report_exit};
 #[cfg(feature = "wasm")]
 use crate::config::WasmSpec;
 use crate::config::{CommandSpec, Config, ProxyLaunch};
@@ -110,16 +110,7 @@ impl SharedProxy {
                 .unwrap_or_else(|| "was detached from this chain (shared proxy)".to_string());
             report_exit(&events, trace.as_ref(), id, &name, reason, None, Vec::new()).await;
         });
-        Ok(Started {
-            link,
-            instance: Instance {
-                link: id,
-                stopped,
-                process_group: None,
-                task: Some(monitor.abort_handle()),
-                launched_at,
-            },
-        })
+        Ok(Started::of_task(link, stopped, &monitor, launched_at))
     }
 }
 

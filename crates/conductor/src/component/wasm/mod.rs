@@ -21,7 +21,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
-use super::{Instance, Started, StopSignal, report_exit, trace_started};
+use super::{Started, StopSignal, report_exit, trace_started};
 use crate::config::WasmSpec;
 use crate::event::Event;
 use crate::link::Links;
@@ -106,14 +106,5 @@ pub(crate) fn spawn(
         let _stopped = StopSignal(stopped_tx);
         guest.await;
     });
-    Ok(Started {
-        link,
-        instance: Instance {
-            link: id,
-            stopped,
-            process_group: None,
-            task: Some(task.abort_handle()),
-            launched_at,
-        },
-    })
+    Ok(Started::of_task(link, stopped, &task, launched_at))
 }
