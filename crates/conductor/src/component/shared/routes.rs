@@ -135,9 +135,11 @@ impl Routes {
         if !self.attached.contains(&connection) {
             return;
         }
-        let queued_before = self.waiting.iter().any(|(c, _)| *c == connection);
-        let is_request = matches!(acp_wire::parse(&frame), Ok(Envelope::Request { .. }));
-        if (is_request && queued_before) || !self.admit(connection, &frame, out) {
+        // A request behind this connection's waiting ones waits too (read only then: the
+        // usual frame is parsed once, by `admit`).
+        let behind = self.waiting.iter().any(|(c, _)| *c == connection)
+            && matches!(acp_wire::parse(&frame), Ok(Envelope::Request { .. }));
+        if behind || !self.admit(connection, &frame, out) {
             self.waiting.push_back((connection, frame));
         }
     }
