@@ -298,6 +298,21 @@ fn prompts_in(received: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// One prompt from an editor through `chain`, which must answer it and then exit cleanly.
+fn one_prompt(chain: &TestChain, text: &str, scheme: &str) {
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let exchange = editor.prompt(&session, text);
+    assert_eq!(exchange.result()["stopReason"], "end_turn", "{scheme}");
+    editor.close_stdin();
+    assert!(
+        editor.wait_exit().success(),
+        "{scheme}: {}",
+        editor.stderr()
+    );
+}
+
 #[test]
 fn a_chain_served_by_acp_conductor_serve_is_a_remote_agent() {
     let binaries = binaries!();
@@ -306,21 +321,11 @@ fn a_chain_served_by_acp_conductor_serve_is_a_remote_agent() {
         let server = server::Server::start(&served, &[]);
         let mut chain = TestChain::new(&binaries, &format!("to-served-agent-{scheme}"));
         chain.use_remote_agent(&format!("{scheme}://{}/acp", server.addr), &[]);
-        let mut editor = chain.launch();
-        editor.initialize();
-        let session = editor.new_session();
-        let exchange = editor.prompt(&session, "across two conductors");
-        assert_eq!(exchange.result()["stopReason"], "end_turn", "{scheme}");
+        one_prompt(&chain, "across two conductors", scheme);
         assert_eq!(
             prompts_in(&served.received(acp_conductor_tests::test_chain::AGENT)),
             ["across two conductors"],
             "{scheme}"
-        );
-        editor.close_stdin();
-        assert!(
-            editor.wait_exit().success(),
-            "{scheme}: {}",
-            editor.stderr()
         );
     }
 }
@@ -328,38 +333,28 @@ fn a_chain_served_by_acp_conductor_serve_is_a_remote_agent() {
 #[test]
 fn a_shared_proxy_served_elsewhere_sits_in_a_local_chain() {
     let binaries = binaries!();
-    // Over WebSocket only: `check` refuses a proxy at an http(s) URL (config/schema/remote.rs).
-    let scheme = "ws";
-    // The served chain: a conductor in proxy mode holding one test-proxy.
-    let mut served = TestChain::new(&binaries, &format!("shared-proxy-{scheme}"));
-    served
-        .without_agent()
-        .conductor_setting("mode", "\"proxy\"");
-    served.add_test_proxy("shared");
-    let server = server::Server::start(&served, &[]);
-    let mut chain = TestChain::new(&binaries, &format!("with-shared-proxy-{scheme}"));
-    chain.add_remote_proxy("team", &format!("{scheme}://{}/acp", server.addr));
-    let mut editor = chain.launch();
-    editor.initialize();
-    let session = editor.new_session();
-    let exchange = editor.prompt(&session, "through the shared proxy");
-    assert_eq!(exchange.result()["stopReason"], "end_turn", "{scheme}");
-    assert_eq!(
-        prompts_in(&served.received("shared")),
-        ["through the shared proxy"],
-        "{scheme}"
-    );
-    assert_eq!(
-        prompts_in(&chain.received(acp_conductor_tests::test_chain::AGENT)),
-        ["through the shared proxy"],
-        "{scheme}"
-    );
-    editor.close_stdin();
-    assert!(
-        editor.wait_exit().success(),
-        "{scheme}: {}",
-        editor.stderr()
-    );
+    for scheme in SCHEMES {
+        // The served chain: a conductor in proxy mode holding one test-proxy.
+        let mut served = TestChain::new(&binaries, &format!("shared-proxy-{scheme}"));
+        served
+            .without_agent()
+            .conductor_setting("mode", "\"proxy\"");
+        served.add_test_proxy("shared");
+        let server = server::Server::start(&served, &[]);
+        let mut chain = TestChain::new(&binaries, &format!("with-shared-proxy-{scheme}"));
+        chain.add_remote_proxy("team", &format!("{scheme}://{}/acp", server.addr));
+        one_prompt(&chain, "through the shared proxy", scheme);
+        assert_eq!(
+            prompts_in(&served.received("shared")),
+            ["through the shared proxy"],
+            "{scheme}"
+        );
+        assert_eq!(
+            prompts_in(&chain.received(acp_conductor_tests::test_chain::AGENT)),
+            ["through the shared proxy"],
+            "{scheme}"
+        );
+    }
 }
 
 #[test]
