@@ -21,6 +21,32 @@ pub struct SessionCounts {
     pub stream: StreamSpec,
 }
 
+impl SessionCounts {
+    /// What `acp-bench-wasm` and `acp-bench-remote` run by default.
+    pub const FULL: SessionCounts = SessionCounts {
+        round_trips: 20_000,
+        warmup: 2_000,
+        stream_prompts: 1_000,
+        time_limit: Duration::from_secs(6),
+        stream: STREAM,
+    };
+
+    /// `--quick`: enough to see that everything runs.
+    pub const QUICK: SessionCounts = SessionCounts {
+        round_trips: 200,
+        warmup: 20,
+        stream_prompts: 10,
+        time_limit: Duration::from_secs(2),
+        stream: STREAM,
+    };
+}
+
+/// Updates per streamed prompt and bytes of text in each.
+const STREAM: StreamSpec = StreamSpec {
+    updates: 100,
+    bytes: 100,
+};
+
 /// Round-trip latency of a one-word prompt and streaming throughput through the chain
 /// `launch` starts; the conductor must exit cleanly at the end.
 pub fn measure_session(

@@ -12,7 +12,6 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use acp_bench::chain_config::toml_string;
-use acp_bench::messages::StreamSpec;
 use acp_bench::peer::{BenchError, Launch, Result};
 use acp_bench::session_run::{SessionCounts, measure_session, micros, millis, time_to_initialize};
 use acp_bench::stats::{LatencySummary, Throughput};
@@ -43,31 +42,13 @@ struct Counts {
     starts: usize,
 }
 
-/// Updates per streamed prompt and bytes of text in each.
-const STREAM: StreamSpec = StreamSpec {
-    updates: 100,
-    bytes: 100,
-};
-
 const FULL: Counts = Counts {
-    session: SessionCounts {
-        round_trips: 20_000,
-        warmup: 2_000,
-        stream_prompts: 1_000,
-        time_limit: Duration::from_secs(6),
-        stream: STREAM,
-    },
+    session: SessionCounts::FULL,
     starts: 20,
 };
 
 const QUICK: Counts = Counts {
-    session: SessionCounts {
-        round_trips: 200,
-        warmup: 20,
-        stream_prompts: 10,
-        time_limit: Duration::from_secs(2),
-        stream: STREAM,
-    },
+    session: SessionCounts::QUICK,
     starts: 2,
 };
 

@@ -9,10 +9,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use acp_bench::chain_config::toml_string;
-use acp_bench::messages::StreamSpec;
 use acp_bench::peer::{BenchError, Launch, Result};
 use acp_bench::session_run::{SessionCounts, measure_session, micros, millis, time_to_initialize};
 use acp_bench::stats::{LatencySummary, Throughput};
@@ -41,32 +39,14 @@ struct Counts {
     cold_starts: usize,
 }
 
-/// Updates per streamed prompt and bytes of text in each.
-const STREAM: StreamSpec = StreamSpec {
-    updates: 100,
-    bytes: 100,
-};
-
 const FULL: Counts = Counts {
-    session: SessionCounts {
-        round_trips: 20_000,
-        warmup: 2_000,
-        stream_prompts: 1_000,
-        time_limit: Duration::from_secs(6),
-        stream: STREAM,
-    },
+    session: SessionCounts::FULL,
     warm_starts: 20,
     cold_starts: 3,
 };
 
 const QUICK: Counts = Counts {
-    session: SessionCounts {
-        round_trips: 200,
-        warmup: 20,
-        stream_prompts: 10,
-        time_limit: Duration::from_secs(2),
-        stream: STREAM,
-    },
+    session: SessionCounts::QUICK,
     warm_starts: 2,
     cold_starts: 1,
 };
