@@ -9,8 +9,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, Mode};
 use crate::prompt_command::{self, PromptRequest};
-use crate::router::Finish;
-use crate::router::topology::ChainMode;
+use acp_router::Finish;
+use acp_router::topology::ChainMode;
 use crate::run;
 
 #[derive(Debug, Parser)]

@@ -1,6 +1,8 @@
 //! What the router hears about: what links read and write, component instances ending, bridge
 //! shims connecting, signals. Plain data; producers are the link loops, the supervisor and the run.
 
+pub use acp_router::ExitStatus;
+
 use crate::link::{Link, LinkEvent, LinkId};
 
 #[derive(Debug)]
@@ -19,11 +21,4 @@ pub enum Event {
     ShimConnected(Link),
     /// SIGTERM, SIGINT or SIGHUP.
     Signal(&'static str),
-}
-
-/// How a component's process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitStatus {
-    Code(i32),
-    Signal(i32),
 }

@@ -11,8 +11,9 @@ use crate::component::shared::SharedProxies;
 use crate::config::{Config, FailurePolicy};
 use crate::event::Event;
 use crate::link::{Link, LinkDone, LinkId, LinkLimits, Links};
-use crate::router::topology::{ChainMode, Topology};
-use crate::router::{ChainLink, DialectChoice, Finish, Role, Router};
+use acp_router::topology::{ChainMode, Topology};
+use crate::driver::{ChainLink, Driver};
+use acp_router::{DialectChoice, Finish, Role};
 use crate::signals::StopSignals;
 use crate::supervisor::Supervisor;
 use crate::trace::{self, Trace};
@@ -100,7 +101,7 @@ pub(crate) async fn run_with(
     // Stopped with the run: `serve` runs many, one after another, in one process.
     let signals = tokio::spawn(forward_signals(events_tx));
 
-    let mut router = Router::new(
+    let mut router = Driver::new(
         topology,
         chain,
         events_rx,

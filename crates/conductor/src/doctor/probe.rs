@@ -17,7 +17,7 @@ use crate::component::shared::SharedProxies;
 use crate::config::{Config, Mode, OnFailure};
 use crate::event::Event;
 use crate::link::{LinkEvent, LinkId};
-use crate::router::topology::ChainMode;
+use acp_router::topology::ChainMode;
 use crate::run::{Watcher, run_with};
 
 /// How one component did.

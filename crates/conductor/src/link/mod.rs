@@ -42,10 +42,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use acp_wire::FrameError;
-use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
+
+pub use acp_router::{LinkEvent, LinkId};
 
 use crate::event::Event;
 use crate::trace::TraceSink;
@@ -55,33 +55,6 @@ pub use message_stream::{MessageSink, MessageSource};
 pub use outbox::{Outbox, OutboxReceiver, Queued};
 use pipe::Pipe;
 pub use read_gate::ReadGate;
-
-/// One link of a run, unique for the run: a component started again gets a new link, so
-/// what its previous link still reports cannot be mistaken for the new one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LinkId(pub usize);
-
-impl std::fmt::Display for LinkId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "link {}", self.0)
-    }
-}
-
-/// What a link's loops report to the router.
-#[derive(Debug)]
-pub enum LinkEvent {
-    /// Frames read from the peer, in order.
-    Frames(Vec<Bytes>),
-    /// A line over the limit was dropped unread.
-    TooLong(FrameError),
-    /// End of the peer's output; `Some` if it ended with a read error.
-    Closed(Option<String>),
-    /// A congested outbox fell below its resume mark: senders paused on it may go on.
-    Drained,
-    /// Writing to the peer failed (`stalled: false`, usually because it is exiting) or
-    /// made no progress for the write timeout (`stalled: true`).
-    WriteFailed { reason: String, stalled: bool },
-}
 
 /// The router's handle on one peer.
 #[derive(Debug)]

@@ -1,11 +1,9 @@
-//! MCP over ACP: the declarations a session setup carries, the `mcp/*` params, the
-//! connectionless wire form, and the shim an agent that cannot speak it runs instead.
+//! MCP over ACP: the shim an agent that cannot speak it runs instead, and (from the routing
+//! core) the pure parts: declarations, the `mcp/*` params, the connectionless wire form.
 //!
-//! Routing decisions live in the router (`router/mcp_routes.rs`, `router/bridge.rs`), the
+//! Routing decisions live in the core (`acp_router`'s `mcp_routes.rs`, `bridge.rs`), the
 //! socket shims dial in on with the supervisor (`supervisor/bridge_socket.rs`); this module
-//! holds the pure parts and the shim's side.
+//! holds the shim's side.
 
-pub mod declaration;
-pub mod params;
+pub use acp_router::mcp::{declaration, params, stateless};
 pub mod shim;
-pub mod stateless;

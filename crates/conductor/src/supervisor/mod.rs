@@ -26,10 +26,9 @@ use crate::config::{
 };
 use crate::event::Event;
 use crate::link::{Link, LinkId, Links};
-use crate::router::topology::{Position, Topology};
-use crate::router::{
-    BridgeEndpoint, ChainLink, Components, DialectChoice, LaunchKind, Launched, Restarted, Role,
-};
+use acp_router::topology::{Position, Topology};
+use crate::driver::{ChainLink, Components, Restarted};
+use acp_router::{BridgeEndpoint, DialectChoice, LaunchKind, Launched, Role};
 use bridge_socket::BridgeSocket;
 
 /// After a component's input closed: how long it gets to exit on its own, then after
@@ -308,7 +307,7 @@ impl Components for Supervisor {
         };
         Some(Launched {
             kind,
-            at: instance.launched_at,
+            at: instance.launched_at.into_std(),
         })
     }
 

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use super::*;
 use crate::config::{ConductorSettings, FailurePolicy, ProxySpec};
 use crate::link::{LinkEvent, LinkLimits};
-use crate::router::topology::ChainMode;
+use acp_router::topology::ChainMode;
 
 fn cat(name: &str) -> CommandSpec {
     CommandSpec {

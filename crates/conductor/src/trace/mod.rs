@@ -5,7 +5,8 @@
 //!
 //! - frames out: every link's write loop, as it writes ([`TraceSink::frame_out`]), for every
 //!   kind of link alike;
-//! - frames in: the router, as it takes each frame from a link ([`RouteTrace`]), because
+//! - frames in: the routing core, as it takes each frame from a link (its trace points,
+//!   handed to [`TraceSink::point`] by the driver), because
 //!   the record of a frame in says where it went (`mapsTo`, `cancels`), which only routing
 //!   decides; it is sent before anything routing it queues, so it precedes its effects;
 //! - component events: the components (started, exited) and the router (failed, bypassed,
@@ -22,7 +23,6 @@ mod header;
 mod item;
 mod record;
 pub(crate) mod redact;
-mod routed;
 mod sink;
 mod thread;
 
@@ -35,7 +35,6 @@ use std::time::{Duration, SystemTime};
 pub use header::Component;
 pub use item::{ComponentEvent, Item};
 pub use redact::{REDACTED, Redactor};
-pub use routed::RouteTrace;
 pub use sink::TraceSink;
 
 use crate::config::{AgentSpec, Config, ProxyLaunch, TraceSettings};

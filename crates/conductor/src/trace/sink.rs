@@ -8,6 +8,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use acp_router::trace_record::TracePoint;
+
 use super::item::{ComponentEvent, Dir, Frame, Item, Message, Route};
 use crate::link::LinkId;
 
@@ -61,6 +63,31 @@ impl TraceSink {
             frame: Frame::Line(frame.clone()),
             route: Route::default(),
         });
+    }
+
+    /// A point the routing core recorded.
+    pub fn point(&self, point: TracePoint) {
+        match point {
+            TracePoint::Link {
+                link,
+                name,
+                position,
+            } => self.link(link, &name, position),
+            TracePoint::Message(message) => self.message(message),
+            TracePoint::Component {
+                at,
+                name,
+                event,
+                detail,
+            } => {
+                let _ = self.tx.send(Item::Component {
+                    at,
+                    name,
+                    event,
+                    detail,
+                });
+            }
+        }
     }
 
     /// Queues a message unless the trace thread is too far behind, in which case it is

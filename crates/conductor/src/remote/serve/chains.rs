@@ -18,7 +18,7 @@ use super::client_link::{FromClient, ToClient};
 use super::ids::ConnectionId;
 use crate::component::shared::SharedProxies;
 use crate::config::Config;
-use crate::router::topology::ChainMode;
+use acp_router::topology::ChainMode;
 use crate::run;
 
 /// A place for one more chain, held until that chain has stopped.

@@ -42,7 +42,7 @@ use tokio::net::TcpListener;
 
 use crate::config::{self, Mode};
 use crate::remote::protocol;
-use crate::router::topology::ChainMode;
+use acp_router::topology::ChainMode;
 use crate::signals::StopSignals;
 use auth::{Gate, Token};
 use chains::Chains;

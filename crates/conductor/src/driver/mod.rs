@@ -1,0 +1,245 @@
+//! The driver around the routing core: it feeds `acp_router::Router` the events links, the
+//! supervisor and signals report, on tokio's clock, and carries out what the core decides on
+//! the links' outboxes and gates and the trace. Knows no routing rule.
+//!
+//! The core never waits: [`Driver::run`] waits for the next event or the core's next timer,
+//! hands it in, then takes every output. The components are reached through [`Components`],
+//! which the supervisor implements (and the tests' fakes); [`port::Port`] adapts it to the
+//! core's port, keeping the links' handles by id.
+
+mod link_handles;
+mod port;
+
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use acp_router::skipped::Skipped;
+use acp_router::topology::Topology;
+use acp_router::{DialectChoice, EndOfRun, FailurePolicy, Finish, Input, Output, Role, Router};
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use crate::event::Event;
+use crate::link::{Link, Queued};
+use crate::trace::TraceSink;
+pub use acp_router::{BridgeEndpoint, LaunchKind, Launched};
+use port::Port;
+
+/// What the driver asks of whoever runs the components: the core's port, with the links a
+/// restart makes handed over whole (the driver keeps their handles, the core their ids).
+pub trait Components {
+    /// Starts the component at `position` again; see [`acp_router::Components::restart`].
+    fn restart(&mut self, position: usize) -> Restarted;
+    /// Stops the component at `position`; see [`acp_router::Components::stop`].
+    fn stop(&mut self, position: usize);
+    /// Records the params of the `initialize` sent to `position`.
+    fn initialized(&mut self, position: usize, params: Bytes);
+    /// Where MCP bridge shims for the agent dial in, opening the socket on first use.
+    fn bridge(&mut self) -> std::io::Result<BridgeEndpoint>;
+    /// How the current instance at `position` was launched, for the log.
+    fn launched(&self, _position: usize) -> Option<Launched> {
+        None
+    }
+}
+
+/// A component started again: its new link, whole.
+#[derive(Debug)]
+pub struct Restarted {
+    pub link: Link,
+    /// The params its previous instance was initialized with, to initialize it the same way.
+    pub initialize_params: Option<Bytes>,
+}
+
+/// The link of one chain position, as handed to the driver.
+#[derive(Debug)]
+pub struct ChainLink {
+    pub link: Link,
+    pub name: String,
+    pub role: Role,
+    pub dialect: DialectChoice,
+    /// What to do when it fails; ignored for the editor.
+    pub failure: FailurePolicy,
+}
+
+/// The routing core of one run and what it needs to act: the events it hears, the links'
+/// handles (in its port), the trace its points go to.
+pub struct Driver<C> {
+    router: Router<Port<C>>,
+    events: mpsc::Receiver<Event>,
+    trace: Option<TraceSink>,
+}
+
+impl<C: Components> Driver<C> {
+    /// A driver for `chain` (one link per position, in chain order) that hears `events`.
+    pub fn new(
+        topology: Topology,
+        chain: Vec<ChainLink>,
+        events: mpsc::Receiver<Event>,
+        components: C,
+        shutdown_grace: Duration,
+    ) -> Driver<C> {
+        let mut port = Port::new(components);
+        let chain = chain
+            .into_iter()
+            .map(|c| acp_router::ChainLink {
+                link: port.keep(c.link),
+                name: c.name,
+                role: c.role,
+                dialect: c.dialect,
+                failure: c.failure,
+            })
+            .collect();
+        Driver {
+            router: Router::new(topology, chain, port, shutdown_grace, now()),
+            events,
+            trace: None,
+        }
+    }
+
+    /// Records every frame the core takes, where it goes, and the links' names, in `trace`.
+    pub fn with_trace(mut self, trace: Option<TraceSink>) -> Driver<C> {
+        self.router = self.router.with_trace(trace.is_some());
+        self.trace = trace;
+        self.carry_out();
+        self
+    }
+
+    /// Routes until the editor leaves, a signal arrives, or the chain fails.
+    pub async fn run(&mut self) -> Finish {
+        loop {
+            self.carry_out();
+            if let Some(finish) = self.router.finished() {
+                return finish;
+            }
+            let event = match self.router.next_wake() {
+                Some(at) => tokio::select! {
+                    biased;
+                    event = self.events.recv() => event,
+                    () = tokio::time::sleep_until(at.into()) => {
+                        self.router.on_time(now());
+                        continue;
+                    }
+                },
+                None => self.events.recv().await,
+            };
+            match event {
+                Some(event) => {
+                    let input = self.input(event);
+                    self.router.handle(input, now());
+                }
+                None => return Finish::Stopped,
+            }
+        }
+    }
+
+    /// After [`run`](Self::run): closes the editor's output and every component's input
+    /// (each writer first finishes what is queued); bridge shims stay connected
+    /// (`acp_router::Router::close_components`).
+    pub fn close_components(&mut self) {
+        self.router.close_components();
+        self.carry_out();
+    }
+
+    /// After [`close_components`](Self::close_components): lets go of each shim as soon as
+    /// it closes its side. Returns when no shim is connected; the caller bounds the wait.
+    pub async fn release_shims(&mut self) {
+        while self.router.shims_connected() {
+            let Some(event) = self.events.recv().await else {
+                return;
+            };
+            let input = self.input(event);
+            self.router.release_shim(input, now());
+            self.carry_out();
+        }
+    }
+
+    pub fn components(&mut self) -> &mut C {
+        self.router.components().inner()
+    }
+
+    /// Ends the routing, dropping every link handle it holds (each writer then finishes its
+    /// queue and closes its output), and hands back the components.
+    pub fn into_components(self) -> C {
+        self.router.into_components().into_inner()
+    }
+
+    /// How the run ended, for its last log line.
+    pub fn end_of_run(&self) -> EndOfRun {
+        self.router.end_of_run()
+    }
+
+    /// What was not routed so far, by kind.
+    pub fn skipped(&self) -> &Skipped {
+        self.router.skipped()
+    }
+
+    /// A chain that was initialized already: for tests of what comes after.
+    #[doc(hidden)]
+    pub fn assume_initialized(&mut self) {
+        self.router.assume_initialized();
+    }
+
+    /// The core's input for `event`; a shim's new link is kept first.
+    fn input(&mut self, event: Event) -> Input {
+        match event {
+            Event::Link { link, event } => Input::Link { link, event },
+            Event::Exited {
+                link,
+                reason,
+                status,
+                stderr_tail,
+            } => Input::Exited {
+                link,
+                reason,
+                status,
+                stderr_tail,
+            },
+            Event::ShimConnected(link) => Input::ShimConnected(self.router.components().keep(link)),
+            Event::Signal(name) => Input::Signal(name),
+        }
+    }
+
+    /// Carries out everything the core decided, in order: a frame whose queue is then over
+    /// its limit is reported back, so that the core pauses its sender.
+    fn carry_out(&mut self) {
+        while let Some(output) = self.router.poll_output() {
+            match output {
+                Output::Send { to, frame, from } => {
+                    if self.router.components().handles.send(to, frame) == Queued::Congested {
+                        self.router.congested(to, from);
+                    }
+                }
+                Output::Pause(link) => self.router.components().handles.pause(link),
+                Output::Resume(link) => self.router.components().handles.resume(link),
+                Output::Close(link) => self.router.components().handles.close(link),
+                Output::Trace(point) => {
+                    if let Some(trace) = &self.trace {
+                        trace.point(point);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The driver's clock: tokio's, so that tests with paused time move the core's timers too.
+fn now() -> std::time::Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// What the fuzz target checks after a run (`acp_router::Router`'s leftovers).
+#[cfg(any(test, feature = "fuzzing"))]
+impl<C: Components> Driver<C> {
+    pub(crate) fn editor_requests_pending(&self) -> Vec<String> {
+        self.router.editor_requests_pending()
+    }
+
+    pub(crate) fn bridge_requests_pending(&self) -> usize {
+        self.router.bridge_requests_pending()
+    }
+}

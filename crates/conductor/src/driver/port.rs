@@ -1,0 +1,70 @@
+//! The core's port to the components, over the driver's [`Components`]: a restart's new
+//! link (or a shim's) is kept here by id, and the core gets the id. Knows no routing.
+
+use bytes::Bytes;
+
+use super::Components;
+use super::link_handles::LinkHandles;
+use crate::link::{Link, LinkId};
+use acp_router::topology::Position;
+use acp_router::{BridgeEndpoint, Launched, Restarted};
+
+/// The components, and the handles of every link the core knows.
+pub(super) struct Port<C> {
+    components: C,
+    pub(super) handles: LinkHandles,
+}
+
+impl<C> Port<C> {
+    pub(super) fn new(components: C) -> Port<C> {
+        Port {
+            components,
+            handles: LinkHandles::default(),
+        }
+    }
+
+    /// Keeps `link`'s handles; the core knows it by the returned id.
+    pub(super) fn keep(&mut self, link: Link) -> LinkId {
+        let id = link.id;
+        self.handles.keep(link);
+        id
+    }
+
+    pub(super) fn inner(&mut self) -> &mut C {
+        &mut self.components
+    }
+
+    /// The components; the links' handles are dropped.
+    pub(super) fn into_inner(self) -> C {
+        self.components
+    }
+}
+
+impl<C: Components> acp_router::Components for Port<C> {
+    fn restart(&mut self, position: Position) -> Restarted {
+        let super::Restarted {
+            link,
+            initialize_params,
+        } = self.components.restart(position);
+        Restarted {
+            link: self.keep(link),
+            initialize_params,
+        }
+    }
+
+    fn stop(&mut self, position: Position) {
+        self.components.stop(position);
+    }
+
+    fn initialized(&mut self, position: Position, params: Bytes) {
+        self.components.initialized(position, params);
+    }
+
+    fn bridge(&mut self) -> std::io::Result<BridgeEndpoint> {
+        self.components.bridge()
+    }
+
+    fn launched(&self, position: Position) -> Option<Launched> {
+        self.components.launched(position)
+    }
+}

@@ -1,0 +1,878 @@
+//! The stdio bridge, router side: each shim connection is a link whose lines are MCP, turned
+//! into `mcp/connect`, `mcp/message` and `mcp/disconnect` toward the server's owner and back.
+//!
+//! A shim first names its server. A server declared with `serverId` (schema 1.20) is spoken to
+//! connectionless (`mcp/message {serverId, requestId}`), with the `initialize` answered here
+//! and the stateless `_meta` added; if the provider refuses that at the ACP level it is an
+//! older one and gets `mcp/connect {serverId}`. A server declared with the RFD's `id` is
+//! connected (`mcp/connect {acpId}`), and spoken to connectionless if it answers -32601.
+
+use std::collections::HashMap;
+
+use acp_wire::encode::{self, Call};
+use acp_wire::error_code;
+use acp_wire::successor::EnvelopeMeta;
+use acp_wire::{Envelope, IdKey, Invalid, Outcome, OutgoingRequests, RawValue, Shape};
+use bytes::Bytes;
+
+use super::forward::error_code_of;
+use super::pending::{Pending, Purpose};
+use super::skipped::Skip;
+use super::topology::Position;
+use super::{Components, Router};
+use crate::link::LinkId;
+use crate::output::Output;
+use crate::mcp::declaration::IdField;
+use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
+use crate::mcp::bridge_hello as shim;
+use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
+
+/// What a bridge request was for, so its response can be turned into MCP.
+#[derive(Debug)]
+pub enum BridgeCall {
+    Connect,
+    /// An MCP request of the agent's; the entry's origin id is the MCP id.
+    Reply,
+    /// The agent's `initialize` to a connectionless provider, answered from `server/discover`.
+    Discover,
+    /// The fallback when `server/discover` failed: `tools/list`.
+    ProbeTools,
+    /// An MCP request sent connectionless with this `requestId`.
+    Stateless {
+        request_id: String,
+    },
+    Disconnect,
+}
+
+/// How far a shim's connection has come.
+#[derive(Debug)]
+enum Phase {
+    /// Waiting for the shim to name its server.
+    Hello,
+    /// `mcp/connect` sent; the agent's lines wait here.
+    Connecting(Vec<Bytes>),
+    Connected(String),
+    Connectionless,
+    /// The server cannot be reached; every request is answered with this error.
+    Broken {
+        code: i64,
+        reason: String,
+    },
+}
+
+#[derive(Debug)]
+struct Shim {
+    server: String,
+    /// The position of the server's provider.
+    owner: Position,
+    phase: Phase,
+    hello: ClientHello,
+    /// Requests the server sent to the agent's client, by the MCP id the shim got: the id
+    /// they have at the owner.
+    server_requests: OutgoingRequests<Box<str>>,
+    /// Connectionless requests in flight: requestId → (our id at the owner, MCP id).
+    in_flight: HashMap<String, (u64, Box<str>)>,
+    /// `mcp/connect` was sent (or is no longer worth trying).
+    connect_tried: bool,
+    /// The agent's `initialize`, while a connectionless `server/discover` for it is out and
+    /// `mcp/connect` is still to be tried: replayed on a connection if discover is refused.
+    held_initialize: Option<Bytes>,
+}
+
+/// Every shim connection.
+#[derive(Debug, Default)]
+pub struct Shims {
+    by_link: HashMap<LinkId, Shim>,
+    /// (owner, connectionId) → shim link.
+    pub by_connection: HashMap<(Position, String), LinkId>,
+    /// Names the connectionless requests the bridge sends (`requestId`).
+    last_request: u64,
+}
+
+impl<C: Components> Router<C> {
+    /// A shim dialed in on `link`: it names its server first.
+    pub(super) fn open_shim(&mut self, link: LinkId) {
+        self.shims.by_link.insert(
+            link,
+            Shim {
+                server: String::new(),
+                owner: 0,
+                phase: Phase::Hello,
+                hello: ClientHello::unknown(),
+                server_requests: OutgoingRequests::new(),
+                in_flight: HashMap::new(),
+                connect_tried: false,
+                held_initialize: None,
+            },
+        );
+    }
+
+    pub(super) fn on_shim_frame(&mut self, link: LinkId, frame: Bytes) {
+        let Some(shim) = self.shims.by_link.get_mut(&link) else {
+            return;
+        };
+        match &mut shim.phase {
+            Phase::Hello => return self.on_shim_hello(link, &frame),
+            Phase::Connecting(queued) => {
+                queued.push(frame);
+                return self.trace_held();
+            }
+            _ => {}
+        }
+        match acp_wire::parse(&frame) {
+            Ok(Envelope::Request { id, method, params }) => {
+                if method == "initialize"
+                    && let Some(shim) = self.shims.by_link.get_mut(&link)
+                    && matches!(shim.phase, Phase::Connectionless)
+                    && !shim.connect_tried
+                {
+                    shim.held_initialize = Some(frame.clone());
+                }
+                self.shim_request(link, id.get(), method, params)
+            }
+            Ok(Envelope::Notification { method, params }) => {
+                self.shim_notification(link, method, params)
+            }
+            Ok(Envelope::Response { id, outcome }) => self.shim_response(link, id, outcome),
+            Err(invalid) => self.shim_invalid(link, invalid),
+        }
+    }
+
+    /// A line over `max_line` from a shim: before the hello it can only be a broken hello (the
+    /// connection is refused, as for any first line that names no server); after, it is
+    /// answered as any component's.
+    pub(super) fn on_shim_too_long(&mut self, link: LinkId, error: acp_wire::FrameError) {
+        let in_hello = self
+            .shims
+            .by_link
+            .get(&link)
+            .is_some_and(|shim| matches!(shim.phase, Phase::Hello));
+        if !in_hello {
+            return self.on_oversized(link, error);
+        }
+        tracing::warn!(shim = link.0, %error, "a bridge connection's first line was too long; closing it");
+        self.skipped.count(Skip::TooLongLine);
+        self.write_line(
+            link,
+            shim::welcome_line(Some("the first line must name the server")),
+        );
+        self.close_shim(link);
+    }
+
+    /// A line from the agent's MCP client that is not JSON-RPC. A broken response to one of
+    /// the server's requests answers the server; any other response is never answered, nor a
+    /// line with no id (as for any component, see `bad_input`).
+    fn shim_invalid(&mut self, link: LinkId, invalid: Invalid<'_>) {
+        tracing::warn!(shim = link.0, error = %invalid, "invalid MCP message from the agent");
+        self.skipped.count(Skip::InvalidLine);
+        let message = invalid.to_string();
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        if invalid.shape() != Shape::Call
+            && let Some(raw) = invalid
+                .id()
+                .and_then(|text| serde_json::from_str::<&RawValue>(text).ok())
+            && let Some(origin_id) = shim.server_requests.complete_raw(raw)
+        {
+            let owner = shim.owner;
+            let owner = self.at(owner);
+            let message = format!("the agent sent an invalid MCP response: {message}");
+            let code = error_code::INTERNAL_ERROR;
+            self.reply_error(owner, &origin_id, code, &message, None);
+            return;
+        }
+        if invalid.shape() != Shape::Response
+            && let Some(id) = invalid.id()
+        {
+            self.reply_error(link, id, invalid.code(), &message, None);
+        }
+    }
+
+    fn on_shim_hello(&mut self, link: LinkId, frame: &[u8]) {
+        let Some(server_id) = shim::read_hello(frame) else {
+            tracing::warn!(
+                shim = link.0,
+                "a bridge connection did not name its server; closing it"
+            );
+            self.write_line(
+                link,
+                shim::welcome_line(Some("the first line must name the server")),
+            );
+            return self.close_shim(link);
+        };
+        let Some(server) = self.mcp.servers.get(&server_id).cloned() else {
+            let reason = format!("no MCP server with id `{server_id}` was declared in this chain");
+            tracing::warn!(shim = link.0, "{reason}");
+            self.write_line(link, shim::welcome_line(Some(&reason)));
+            return self.close_shim(link);
+        };
+        if !self.links[self.at(server.owner)].alive {
+            let reason = format!(
+                "the provider of MCP server `{}` is not running",
+                server.name
+            );
+            self.write_line(link, shim::welcome_line(Some(&reason)));
+            return self.close_shim(link);
+        }
+        self.trace_shim_named(link, &server.name);
+        self.write_line(link, shim::welcome_line(None));
+        tracing::info!(server = %server.name, id = %server_id, shim = link.0, "MCP bridge connection opened");
+        let shim = self
+            .shims
+            .by_link
+            .get_mut(&link)
+            .expect("checked by the caller");
+        shim.server = server_id.clone();
+        shim.owner = server.owner;
+        if server.field == IdField::ServerId {
+            tracing::debug!(server = %server.name, shim = link.0, "declared with serverId; using connectionless mcp/message");
+            shim.phase = Phase::Connectionless;
+            return;
+        }
+        self.connect_shim(link, Vec::new());
+    }
+
+    /// The answer to the connectionless `server/discover` the agent's `initialize` became: the
+    /// `initialize` answer made from it; or, refused at the ACP level before `mcp/connect` was
+    /// tried, a connection (an older `serverId` provider); or else a probe with `tools/list`.
+    fn on_discovered(&mut self, link: LinkId, mcp_id: &str, outcome: Outcome<'_>) {
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        let held = shim.held_initialize.take().filter(|_| !shim.connect_tried);
+        match (outcome, held) {
+            (Outcome::Result(r), _) => {
+                if let InnerOutcome::Result(discovered) = stateless::inner_outcome(r) {
+                    return self.answer_initialize(link, mcp_id, Some(discovered));
+                }
+            }
+            (Outcome::Error(_), Some(initialize)) => {
+                let name = self.server_name(link);
+                tracing::debug!(server = %name, shim = link.0, "connectionless server/discover refused; trying mcp/connect (an older provider)");
+                return self.connect_shim(link, vec![initialize]);
+            }
+            (Outcome::Error(_), None) => {}
+        }
+        self.send_stateless(link, mcp_id, BridgeCall::ProbeTools, "tools/list", None);
+    }
+
+    /// Sends `mcp/connect` for the shim's server; `queued` (frames of the agent's) wait for
+    /// the answer.
+    fn connect_shim(&mut self, link: LinkId, queued: Vec<Bytes>) {
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        shim.phase = Phase::Connecting(queued);
+        shim.connect_tried = true;
+        let Some(server) = self.mcp.servers.get(&shim.server) else {
+            return;
+        };
+        let params = single(server.field.connect_member(), &shim.server);
+        self.send_to_owner(
+            link,
+            Some(("null", BridgeCall::Connect)),
+            "mcp/connect",
+            &params,
+        );
+    }
+
+    fn shim_request(
+        &mut self,
+        link: LinkId,
+        mcp_id: &str,
+        method: &str,
+        params: Option<&RawValue>,
+    ) {
+        let shim = &self.shims.by_link[&link];
+        match &shim.phase {
+            Phase::Connected(connection) => {
+                let p = message_params(
+                    Address::Connection(connection),
+                    method,
+                    params.map(RawValue::get),
+                );
+                self.send_to_owner(link, Some((mcp_id, BridgeCall::Reply)), "mcp/message", &p);
+            }
+            Phase::Connectionless => match method {
+                "initialize" => {
+                    let shim = self.shims.by_link.get_mut(&link).expect("present");
+                    shim.hello = ClientHello::read(params);
+                    self.send_stateless(
+                        link,
+                        mcp_id,
+                        BridgeCall::Discover,
+                        "server/discover",
+                        None,
+                    );
+                }
+                "ping" => self.shim_result(link, mcp_id, "{}"),
+                _ => {
+                    let request_id = self.next_request_id();
+                    self.send_stateless_as(
+                        link,
+                        mcp_id,
+                        BridgeCall::Stateless {
+                            request_id: request_id.clone(),
+                        },
+                        &request_id,
+                        method,
+                        params,
+                    );
+                }
+            },
+            Phase::Broken { code, reason } => {
+                let (code, reason) = (*code, reason.clone());
+                self.reply_error(link, mcp_id, code, &reason, None);
+            }
+            Phase::Hello | Phase::Connecting(_) => unreachable!("handled in on_shim_frame"),
+        }
+    }
+
+    fn shim_notification(&mut self, link: LinkId, method: &str, params: Option<&RawValue>) {
+        let shim = &self.shims.by_link[&link];
+        match &shim.phase {
+            Phase::Connected(connection) => {
+                let p = message_params(
+                    Address::Connection(connection),
+                    method,
+                    params.map(RawValue::get),
+                );
+                self.send_to_owner(link, None, "mcp/message", &p);
+            }
+            Phase::Connectionless if method == "notifications/cancelled" => {
+                let Some(cancelled) = params
+                    .and_then(acp_wire::splice::Members::of)
+                    .and_then(|m| m.get("requestId"))
+                    .map(IdKey::of)
+                else {
+                    return;
+                };
+                let own = shim.in_flight.values().find_map(|(own, mcp_id)| {
+                    RawValue::from_string(mcp_id.to_string())
+                        .ok()
+                        .filter(|id| IdKey::of(id) == cancelled)
+                        .map(|_| *own)
+                });
+                if let Some(own) = own {
+                    let owner = shim.owner;
+                    self.cancel_at_owner(owner, link, own);
+                }
+            }
+            Phase::Connectionless => {
+                tracing::debug!(
+                    shim = link.0,
+                    method,
+                    "MCP notification has no connectionless form; dropped"
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// The agent's MCP client answering a request its server sent.
+    fn shim_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        let Some(origin_id) = shim.server_requests.complete_raw(id) else {
+            tracing::warn!(
+                shim = link.0,
+                id = id.get(),
+                "MCP response to no pending request; dropped"
+            );
+            self.skipped.count(Skip::UnknownResponse);
+            return;
+        };
+        let owner = shim.owner;
+        let owner = self.at(owner);
+        if !self.links[owner].alive {
+            return;
+        }
+        self.count_answer(owner, matches!(outcome, Outcome::Error(_)));
+        let mut out = Vec::new();
+        encode::response(&mut out, &origin_id, outcome);
+        self.trace_answered(owner, &origin_id);
+        self.queue(owner, Bytes::from(out), link);
+    }
+
+    /// A message the provider sent on a bridged connection, toward the agent's client.
+    pub(super) fn relay_to_shim(
+        &mut self,
+        link: LinkId,
+        from: LinkId,
+        id: Option<&RawValue>,
+        params: Option<&RawValue>,
+    ) {
+        let fields = McpFields::read(params);
+        let Some(method) = fields.method.as_deref() else {
+            if let Some(id) = id {
+                self.reply_error(
+                    from,
+                    id.get(),
+                    error_code::INVALID_PARAMS,
+                    "mcp/message needs a `method`",
+                    None,
+                );
+            }
+            return;
+        };
+        let Some(shim) = self.shims.by_link.get_mut(&link) else {
+            return;
+        };
+        let mcp_id = id.map(|id| shim.server_requests.register(id.get().into()));
+        if let Some(mcp_id) = mcp_id {
+            self.trace_forwarded(from, link, mcp_id);
+        }
+        let mcp_id = mcp_id.map(|id| id.to_string());
+        let mut out = Vec::new();
+        encode::call(
+            &mut out,
+            mcp_id.as_deref(),
+            Call::Plain {
+                method,
+                params: fields.params,
+            },
+        );
+        self.queue(link, Bytes::from(out), from);
+    }
+
+    /// The shim whose connectionless request `request_id` to `server` is in flight.
+    pub(super) fn shim_for_request(&self, server: &str, request_id: &str) -> Option<LinkId> {
+        self.shims
+            .by_link
+            .iter()
+            .find(|(_, s)| s.server == server && s.in_flight.contains_key(request_id))
+            .map(|(link, _)| *link)
+    }
+
+    /// The answer to a request the bridge sent for a shim, arriving on `answered_on`.
+    pub(super) fn on_bridge_response(
+        &mut self,
+        answered_on: LinkId,
+        pending: Pending,
+        outcome: Outcome<'_>,
+    ) {
+        let link = pending.origin;
+        let Some(owner) = self.links[answered_on].position else {
+            return;
+        };
+        let Purpose::Bridge(call) = pending.purpose else {
+            unreachable!("only bridge entries come here")
+        };
+        if !self.shims.by_link.contains_key(&link) {
+            // The shim left while connecting: close the connection it will never use.
+            if let (BridgeCall::Connect, Outcome::Result(r)) = (&call, outcome)
+                && let Some(connection) = connection_id(r)
+            {
+                let params = single("connectionId", &connection);
+                self.send_to(
+                    owner,
+                    link,
+                    Some(("null", BridgeCall::Disconnect)),
+                    "mcp/disconnect",
+                    &params,
+                );
+            }
+            return;
+        }
+        let mcp_id = &*pending.origin_id;
+        match call {
+            BridgeCall::Connect => self.on_connected(link, owner, outcome),
+            BridgeCall::Reply => self.shim_outcome(link, mcp_id, outcome),
+            BridgeCall::Discover => self.on_discovered(link, mcp_id, outcome),
+            BridgeCall::ProbeTools => match outcome {
+                Outcome::Result(r)
+                    if matches!(stateless::inner_outcome(r), InnerOutcome::Result(_)) =>
+                {
+                    self.answer_initialize(link, mcp_id, None)
+                }
+                _ => {
+                    let name = self.server_name(link);
+                    let message = format!(
+                        "MCP server `{name}` answered neither server/discover nor tools/list"
+                    );
+                    self.reply_error(link, mcp_id, error_code::INTERNAL_ERROR, &message, None);
+                }
+            },
+            BridgeCall::Stateless { request_id } => {
+                if let Some(shim) = self.shims.by_link.get_mut(&link) {
+                    shim.in_flight.remove(&request_id);
+                }
+                match outcome {
+                    Outcome::Result(r) => match stateless::inner_outcome(r) {
+                        InnerOutcome::Result(inner) => {
+                            self.shim_outcome(link, mcp_id, Outcome::Result(inner))
+                        }
+                        InnerOutcome::Error(inner) => {
+                            self.shim_outcome(link, mcp_id, Outcome::Error(inner))
+                        }
+                        InnerOutcome::Malformed => {
+                            let name = self.server_name(link);
+                            let message = format!(
+                                "MCP server `{name}` sent a connectionless result with neither `result` nor `error`"
+                            );
+                            self.reply_error(
+                                link,
+                                mcp_id,
+                                error_code::INTERNAL_ERROR,
+                                &message,
+                                None,
+                            );
+                        }
+                    },
+                    Outcome::Error(e) => self.transport_error(link, mcp_id, e),
+                }
+            }
+            BridgeCall::Disconnect => {}
+        }
+    }
+
+    fn on_connected(&mut self, link: LinkId, owner: Position, outcome: Outcome<'_>) {
+        let name = self.server_name(link);
+        let next = match outcome {
+            Outcome::Result(r) => match connection_id(r) {
+                Some(connection) => {
+                    tracing::debug!(server = %name, %connection, shim = link.0, "MCP connection established");
+                    self.shims
+                        .by_connection
+                        .insert((owner, connection.clone()), link);
+                    Phase::Connected(connection)
+                }
+                None => Phase::Broken {
+                    code: error_code::INTERNAL_ERROR,
+                    reason: format!(
+                        "MCP server `{name}`: the provider's mcp/connect result has no connectionId"
+                    ),
+                },
+            },
+            Outcome::Error(e) if error_code_of(e) == Some(error_code::METHOD_NOT_FOUND) => {
+                tracing::debug!(server = %name, shim = link.0, "provider does not know mcp/connect; using connectionless mcp/message");
+                Phase::Connectionless
+            }
+            Outcome::Error(e) => Phase::Broken {
+                code: error_code::INTERNAL_ERROR,
+                reason: format!(
+                    "MCP server `{name}`: the provider refused the connection: {}",
+                    error_message(e)
+                ),
+            },
+        };
+        let shim = self.shims.by_link.get_mut(&link).expect("present");
+        let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, next) else {
+            return;
+        };
+        self.replay_shim_frames(link, queued);
+    }
+
+    fn answer_initialize(&mut self, link: LinkId, mcp_id: &str, discovered: Option<&RawValue>) {
+        let name = self.server_name(link);
+        let shim = &self.shims.by_link[&link];
+        let result = stateless::initialize_result(&shim.hello, discovered, &name);
+        self.shim_result(link, mcp_id, &result);
+    }
+
+    /// An ACP-level failure of a connectionless request: an MCP error that says so, kept
+    /// apart from the inner MCP errors the provider reports inside its result.
+    fn transport_error(&mut self, link: LinkId, mcp_id: &str, error: &RawValue) {
+        let name = self.server_name(link);
+        let message = format!(
+            "MCP server `{name}`: ACP transport error: {}",
+            error_message(error)
+        );
+        let code = error_code_of(error).unwrap_or(error_code::INTERNAL_ERROR);
+        self.reply_error(link, mcp_id, code, &message, None);
+    }
+
+    fn shim_outcome(&mut self, link: LinkId, mcp_id: &str, outcome: Outcome<'_>) {
+        if !self.links[link].alive {
+            return;
+        }
+        self.count_answer(link, matches!(outcome, Outcome::Error(_)));
+        let mut out = Vec::new();
+        encode::response(&mut out, mcp_id, outcome);
+        self.trace_answered(link, mcp_id);
+        self.queue(link, Bytes::from(out), link);
+    }
+
+    fn shim_result(&mut self, link: LinkId, mcp_id: &str, result: &str) {
+        let result = RawValue::from_string(result.to_string()).expect("valid JSON");
+        self.shim_outcome(link, mcp_id, Outcome::Result(&result));
+    }
+
+    fn send_stateless(
+        &mut self,
+        link: LinkId,
+        mcp_id: &str,
+        call: BridgeCall,
+        method: &str,
+        params: Option<&RawValue>,
+    ) {
+        let request_id = self.next_request_id();
+        self.send_stateless_as(link, mcp_id, call, &request_id, method, params);
+    }
+
+    fn send_stateless_as(
+        &mut self,
+        link: LinkId,
+        mcp_id: &str,
+        call: BridgeCall,
+        request_id: &str,
+        method: &str,
+        params: Option<&RawValue>,
+    ) {
+        let shim = &self.shims.by_link[&link];
+        let inner = stateless::with_request_meta(params, &shim.hello);
+        let p = message_params(
+            Address::Stateless {
+                server_id: &shim.server,
+                request_id,
+            },
+            method,
+            Some(&inner),
+        );
+        let tracked = matches!(call, BridgeCall::Stateless { .. });
+        let own = self.send_to_owner(link, Some((mcp_id, call)), "mcp/message", &p);
+        if tracked && let (Some(own), Some(shim)) = (own, self.shims.by_link.get_mut(&link)) {
+            shim.in_flight
+                .insert(request_id.to_string(), (own, mcp_id.into()));
+        }
+    }
+
+    fn next_request_id(&mut self) -> String {
+        self.shims.last_request += 1;
+        format!("acp-conductor-{}", self.shims.last_request)
+    }
+
+    /// Sends a request (`call: Some((mcp id, purpose))`) or notification to the owner of
+    /// the shim's server, wrapped when the owner is a proxy. Returns our id for a request.
+    fn send_to_owner(
+        &mut self,
+        link: LinkId,
+        call: Option<(&str, BridgeCall)>,
+        method: &str,
+        params: &str,
+    ) -> Option<u64> {
+        let owner = self.shims.by_link[&link].owner;
+        self.send_to(owner, link, call, method, params)
+    }
+
+    fn send_to(
+        &mut self,
+        owner: Position,
+        link: LinkId,
+        call: Option<(&str, BridgeCall)>,
+        method: &str,
+        params: &str,
+    ) -> Option<u64> {
+        let hop = self.owner_hop(owner);
+        let owner = self.at(owner);
+        if !self.links[owner].alive {
+            if let Some((mcp_id, _)) = call {
+                let message = format!(
+                    "the provider of MCP server `{}` is not running",
+                    self.server_name(link)
+                );
+                self.reply_error(link, mcp_id, error_code::COMPONENT_FAILED, &message, None);
+            }
+            return None;
+        }
+        let own = call.map(|(mcp_id, purpose)| {
+            let own = self.links[owner].pending.register(Pending {
+                origin: link,
+                origin_id: mcp_id.into(),
+                method: method.into(),
+                purpose: Purpose::Bridge(purpose),
+                deadline: None,
+            });
+            // `null` stands for a request of the bridge's own (connect, disconnect).
+            if mcp_id != "null" {
+                self.trace_forwarded(link, owner, own);
+            }
+            own
+        });
+        let params = RawValue::from_string(params.to_string()).expect("built as JSON");
+        let via = hop
+            .wrap
+            .then(|| self.links[owner].dialect.successor_method());
+        let call = match via {
+            Some(via) => Call::Wrapped {
+                via,
+                method,
+                params: Some(&params),
+                meta: EnvelopeMeta::default(),
+            },
+            None => Call::Plain {
+                method,
+                params: Some(&params),
+            },
+        };
+        let mut out = Vec::new();
+        encode::call(&mut out, own.map(|n| n.to_string()).as_deref(), call);
+        self.queue(owner, Bytes::from(out), link);
+        if let Some(own) = own {
+            self.arm_deadline(owner, own, false);
+        }
+        own
+    }
+
+    /// Cancels our request `own` at the owner: plain even toward a proxy, as cancellation is
+    /// hop-scoped (schema 1.20) and names the `proxy/successor` request of this hop.
+    fn cancel_at_owner(&mut self, owner: Position, link: LinkId, own: u64) {
+        let params = format!("{{\"requestId\":{own}}}");
+        let params = RawValue::from_string(params).expect("valid JSON");
+        let owner = self.at(owner);
+        let call = Call::Plain {
+            method: "$/cancel_request",
+            params: Some(&params),
+        };
+        let mut out = Vec::new();
+        encode::call(&mut out, None, call);
+        self.trace_cancels(owner, own);
+        self.queue(owner, Bytes::from(out), link);
+    }
+
+    /// The shim closed (the agent closed its stdin) or its socket failed: tell the owner
+    /// and answer what the owner still waits for from the agent's client.
+    /// How many requests the provider at `owner` sent the agent's MCP clients that still wait
+    /// for their answer.
+    pub(super) fn requests_waiting_on_shims(&self, owner: Position) -> usize {
+        self.shims
+            .by_link
+            .values()
+            .filter(|shim| shim.owner == owner)
+            .map(|shim| shim.server_requests.len())
+            .sum()
+    }
+
+    /// Answers every request the provider at `owner` sent the agent's MCP clients and still
+    /// waits for (the run is ending, or the chain failed).
+    pub(super) fn answer_requests_waiting_on_shims(
+        &mut self,
+        owner: Position,
+        code: i64,
+        message: &str,
+        data: Option<&RawValue>,
+    ) {
+        let waiting: Vec<Box<str>> = self
+            .shims
+            .by_link
+            .values_mut()
+            .filter(|shim| shim.owner == owner)
+            .flat_map(|shim| shim.server_requests.take_all())
+            .collect();
+        let owner_link = self.at(owner);
+        for origin_id in waiting {
+            self.reply_error(owner_link, &origin_id, code, message, data);
+        }
+    }
+
+    pub(super) fn on_shim_gone(&mut self, link: LinkId) {
+        let Some(mut shim) = self.shims.by_link.remove(&link) else {
+            return;
+        };
+        // Closing our side lets the shim, which waits for it after its stdin closed, exit now.
+        self.links[link].alive = false;
+        self.outputs.push(Output::Close(link));
+        let name = self
+            .mcp
+            .servers
+            .get(&shim.server)
+            .map_or_else(|| shim.server.clone(), |s| s.name.clone());
+        tracing::info!(server = %name, shim = link.0, "MCP bridge connection closed");
+        let owner = shim.owner;
+        let owner_link = self.at(owner);
+        if matches!(shim.phase, Phase::Hello) || !self.links[owner_link].alive {
+            return;
+        }
+        for origin_id in shim.server_requests.take_all() {
+            self.reply_error(
+                owner_link,
+                &origin_id,
+                error_code::INTERNAL_ERROR,
+                "the agent's MCP client disconnected",
+                None,
+            );
+        }
+        for (own, _) in shim.in_flight.into_values() {
+            self.cancel_at_owner(owner, link, own);
+        }
+        if let Phase::Connected(connection) = shim.phase {
+            self.shims
+                .by_connection
+                .remove(&(owner, connection.clone()));
+            let params = single("connectionId", &connection);
+            // The answer finds no shim and is dropped.
+            self.send_to(
+                owner,
+                link,
+                Some(("null", BridgeCall::Disconnect)),
+                "mcp/disconnect",
+                &params,
+            );
+        }
+    }
+
+    /// Answers a bridge request that will never be answered by its provider.
+    pub(super) fn fail_bridge_request(&mut self, pending: Pending, message: &str) {
+        let link = pending.origin;
+        match pending.purpose {
+            Purpose::Bridge(BridgeCall::Disconnect) => return,
+            // No connection: what the agent sent meanwhile is answered with the failure.
+            Purpose::Bridge(BridgeCall::Connect) => {
+                let broken = Phase::Broken {
+                    code: error_code::COMPONENT_FAILED,
+                    reason: message.to_string(),
+                };
+                if let Some(shim) = self.shims.by_link.get_mut(&link)
+                    && let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, broken)
+                {
+                    self.replay_shim_frames(link, queued);
+                }
+                return;
+            }
+            _ => {}
+        }
+        if self.shims.by_link.contains_key(&link) {
+            self.reply_error(
+                link,
+                &pending.origin_id,
+                error_code::COMPONENT_FAILED,
+                message,
+                None,
+            );
+        }
+    }
+
+    /// What the agent sent while the connection was being made, now that it is made (or
+    /// could not be).
+    fn replay_shim_frames(&mut self, link: LinkId, frames: Vec<Bytes>) {
+        for frame in frames {
+            self.trace_in(link, &frame);
+            self.on_shim_frame(link, frame);
+            self.trace_flush();
+        }
+    }
+
+    fn close_shim(&mut self, link: LinkId) {
+        self.outputs.push(Output::Close(link));
+        self.shims.by_link.remove(&link);
+        self.links[link].alive = false;
+    }
+
+    fn write_line(&mut self, link: LinkId, line: String) {
+        let line = line.trim_end_matches('\n').to_string();
+        self.queue(link, Bytes::from(line), link);
+    }
+
+    fn server_name(&self, link: LinkId) -> String {
+        let id = self
+            .shims
+            .by_link
+            .get(&link)
+            .map_or("", |s| s.server.as_str());
+        self.mcp
+            .servers
+            .get(id)
+            .map_or_else(|| id.to_string(), |s| s.name.clone())
+    }
+}
+
+fn error_message(error: &RawValue) -> String {
+    acp_wire::splice::Members::of(error)
+        .and_then(|m| m.get("message"))
+        .and_then(|m| serde_json::from_str::<String>(m.get()).ok())
+        .unwrap_or_else(|| error.get().to_string())
+}
