@@ -16,8 +16,8 @@ use acp_conductor::config::{
 };
 use acp_conductor::event::Event;
 use acp_conductor::link::{LinkEvent, LinkLimits, Links};
-use acp_conductor::router::topology::{ChainMode, Topology};
 use acp_conductor::supervisor::Supervisor;
+use acp_router::topology::{ChainMode, Topology};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 

@@ -9,9 +9,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, Mode};
 use crate::prompt_command::{self, PromptRequest};
+use crate::run;
 use acp_router::Finish;
 use acp_router::topology::ChainMode;
-use crate::run;
 
 #[derive(Debug, Parser)]
 #[command(

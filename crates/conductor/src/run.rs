@@ -9,14 +9,14 @@ use tokio::sync::mpsc;
 
 use crate::component::shared::SharedProxies;
 use crate::config::{Config, FailurePolicy};
+use crate::driver::{ChainLink, Driver};
 use crate::event::Event;
 use crate::link::{Link, LinkDone, LinkId, LinkLimits, Links};
-use acp_router::topology::{ChainMode, Topology};
-use crate::driver::{ChainLink, Driver};
-use acp_router::{DialectChoice, Finish, Role};
 use crate::signals::StopSignals;
 use crate::supervisor::Supervisor;
 use crate::trace::{self, Trace};
+use acp_router::topology::{ChainMode, Topology};
+use acp_router::{DialectChoice, Finish, Role};
 
 const EVENT_QUEUE: usize = 1024;
 /// The name of position 0 in logs, errors and the trace.

@@ -21,11 +21,11 @@ use super::skipped::Skip;
 use super::topology::Position;
 use super::{Components, Router};
 use crate::link::LinkId;
-use crate::output::Output;
+use crate::mcp::bridge_hello as shim;
 use crate::mcp::declaration::IdField;
 use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
-use crate::mcp::bridge_hello as shim;
 use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
+use crate::output::Output;
 
 /// What a bridge request was for, so its response can be turned into MCP.
 #[derive(Debug)]

@@ -127,7 +127,8 @@ impl<C: Components> Router<C> {
     /// A shim's link, held at its gate until now so that its frames follow this input.
     fn on_shim_connected(&mut self, id: LinkId) {
         let name = format!("mcp-bridge#{}", id.0);
-        self.links.insert(id, LinkState::new(name, Role::Shim, None));
+        self.links
+            .insert(id, LinkState::new(name, Role::Shim, None));
         self.trace_link(id);
         self.open_shim(id);
         self.outputs.push(Output::Resume(id));

@@ -16,10 +16,10 @@ use bytes::Bytes;
 use super::pending::{Pending, Purpose};
 use super::topology::Position;
 use super::{Components, Failure, Finish, Role, Router, RunState, Timer};
-use crate::policy::{AfterRestarts, OnFailure};
 use crate::input::ExitStatus;
 use crate::link::LinkId;
 use crate::output::Output;
+use crate::policy::{AfterRestarts, OnFailure};
 use crate::trace_record::ComponentEvent;
 
 /// How long a component may leave its output closed before it counts as gone even if its

@@ -56,17 +56,17 @@ use bytes::Bytes;
 
 use bridge::Shims;
 pub use components::{BridgeEndpoint, Components, LaunchKind, Launched, Restarted};
+pub use initialize::AgentCapabilities;
 pub use input::{ExitStatus, Input};
 pub use link::{LinkEvent, LinkId};
-use output::Outputs;
-pub use output::Output;
-pub use policy::{AfterRestarts, FailurePolicy, OnFailure};
-use route_trace::RouteTrace;
-pub use initialize::AgentCapabilities;
 use lost_sessions::LostSessions;
 use mcp_routes::McpTable;
+pub use output::Output;
+use output::Outputs;
 use pending::PendingRequests;
+pub use policy::{AfterRestarts, FailurePolicy, OnFailure};
 use recovery::Health;
+use route_trace::RouteTrace;
 pub use run_log::EndOfRun;
 use timers::Timers;
 use topology::{Position, Topology};
@@ -373,3 +373,6 @@ impl<C: Components> Router<C> {
         self.positions[0].link
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,7 +13,11 @@ pub enum Output {
     /// Queue `frame` (one message, without its newline) toward the peer of `to`. If that
     /// queue is now over its limit, the driver tells the core with
     /// [`Router::congested`](crate::Router::congested)`(to, from)`.
-    Send { to: LinkId, frame: Bytes, from: LinkId },
+    Send {
+        to: LinkId,
+        frame: Bytes,
+        from: LinkId,
+    },
     /// Stop reading from the peer of `link` until it is resumed.
     Pause(LinkId),
     /// Read from the peer of `link` again.

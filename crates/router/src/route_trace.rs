@@ -21,7 +21,13 @@ pub(crate) struct RouteTrace {
 
 impl RouteTrace {
     /// Names `link` (`position` is `None` for a bridge shim) for the records that follow.
-    pub(crate) fn link(&self, out: &mut Outputs, link: LinkId, name: &str, position: Option<usize>) {
+    pub(crate) fn link(
+        &self,
+        out: &mut Outputs,
+        link: LinkId,
+        name: &str,
+        position: Option<usize>,
+    ) {
         out.push(Output::Trace(TracePoint::Link {
             link,
             name: name.to_owned(),

@@ -17,8 +17,8 @@ use crate::component::shared::SharedProxies;
 use crate::config::{Config, Mode, OnFailure};
 use crate::event::Event;
 use crate::link::{LinkEvent, LinkId};
-use acp_router::topology::ChainMode;
 use crate::run::{Watcher, run_with};
+use acp_router::topology::ChainMode;
 
 /// How one component did.
 #[derive(Debug, Clone, PartialEq, Eq)]

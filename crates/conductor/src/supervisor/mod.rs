@@ -24,10 +24,10 @@ use crate::component::{Instance, Started, native, remote};
 use crate::config::{
     AgentSpec, CommandSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, RemoteSpec, WasmSpec,
 };
+use crate::driver::{ChainLink, Components, Restarted};
 use crate::event::Event;
 use crate::link::{Link, LinkId, Links};
 use acp_router::topology::{Position, Topology};
-use crate::driver::{ChainLink, Components, Restarted};
 use acp_router::{BridgeEndpoint, DialectChoice, LaunchKind, Launched, Role};
 use bridge_socket::BridgeSocket;
 

@@ -29,4 +29,3 @@ pub enum Item {
     /// The run ends: the last record, then the file is flushed and closed.
     End { at: Instant, reason: String },
 }
-

@@ -29,13 +29,11 @@ use tokio::task::JoinHandle;
 use self::ledger::Ledger;
 pub use self::script::{Script, Side, Step};
 use super::{ChainLink, Components, Driver, Restarted};
-use acp_router::topology::{ChainMode, Position, Topology};
-use acp_router::{
-    BridgeEndpoint, DialectChoice, Finish, Role,
-};
 use crate::config::FailurePolicy;
 use crate::event::{Event, ExitStatus};
 use crate::link::{LinkEvent, LinkId, LinkLimits, Links, MemoryPeer};
+use acp_router::topology::{ChainMode, Position, Topology};
+use acp_router::{BridgeEndpoint, DialectChoice, Finish, Role};
 use acp_wire::successor::Dialect;
 
 /// Lines longer than this are dropped by the links (and answered from their head).

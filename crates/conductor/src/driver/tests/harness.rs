@@ -14,13 +14,13 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::config::{FailurePolicy, TraceSettings};
+use crate::driver::{ChainLink, Components, Driver, Restarted};
 use crate::event::Event;
-use crate::link::{Link, LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
+use crate::link::{LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
+use crate::trace::Trace;
 use acp_router::skipped::Skipped;
 use acp_router::topology::{ChainMode, Position, Topology};
-use crate::driver::{ChainLink, Components, Driver, Restarted};
-use acp_router::{BridgeEndpoint, DialectChoice, EndOfRun, Finish, LaunchKind, Launched, Role};
-use crate::trace::Trace;
+use acp_router::{BridgeEndpoint, DialectChoice, Finish, LaunchKind, Launched, Role};
 
 /// How long a test waits for something that must happen before it fails.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -125,22 +125,6 @@ impl Peer {
         let text = self.recv_text().await;
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
     }
-
-    /// The end of what the router writes to this peer (its link was closed).
-    pub async fn recv_end(&mut self) {
-        match tokio::time::timeout(PATIENCE, self.end.recv()).await {
-            Ok(None) => {}
-            Ok(Some(frame)) => panic!("expected the end, got {frame:?}"),
-            Err(_) => panic!("link {} was not closed in {PATIENCE:?}", self.id.0),
-        }
-    }
-
-    /// Whether the router has written anything not yet received.
-    pub fn has_pending(&mut self) -> Option<String> {
-        self.end
-            .try_recv()
-            .map(|f| String::from_utf8_lossy(&f).into_owned())
-    }
 }
 
 /// A chain to build.
@@ -192,22 +176,6 @@ impl Spec {
         self
     }
 
-    /// A chain that has not received its `initialize` yet, as a run starts.
-    pub fn awaiting_initialize(mut self) -> Spec {
-        self.initialized = false;
-        self
-    }
-
-    pub fn proxy_mode(mut self) -> Spec {
-        self.mode = ChainMode::Proxy;
-        self
-    }
-
-    pub fn dialect(mut self, dialect: DialectChoice) -> Spec {
-        self.dialect = dialect;
-        self
-    }
-
     pub fn start(self) -> Chain {
         let (events, received) = mpsc::channel(1024);
         let trace = self.traced.then(start_trace);
@@ -255,12 +223,9 @@ impl Spec {
         if self.initialized {
             router.assume_initialized();
         }
-        let ended = Arc::new(Mutex::new(None));
-        let end_of_run = ended.clone();
         let routing = tokio::spawn(async move {
             let finish = router.run().await;
             router.close_components();
-            *end_of_run.lock().unwrap() = Some(router.end_of_run());
             (finish, router.skipped().clone())
         });
         let mut peers = peers.into_iter();
@@ -276,7 +241,6 @@ impl Spec {
             asked,
             routing,
             trace,
-            ended,
         }
     }
 }
@@ -304,8 +268,6 @@ pub struct Chain {
     pub asked: Arc<Mutex<Asked>>,
     routing: JoinHandle<(Finish, Skipped)>,
     trace: Option<(Trace, PathBuf)>,
-    /// How the run ended, once the router has finished.
-    ended: Arc<Mutex<Option<EndOfRun>>>,
 }
 
 impl Chain {
@@ -316,15 +278,6 @@ impl Chain {
     /// Proxy at position `k` (1-based, like positions).
     pub fn proxy(&mut self, k: usize) -> &mut Peer {
         &mut self.proxies[k - 1]
-    }
-
-    /// The editor sends `text`; returns it as the first position after the editor got it.
-    pub async fn editor_sends(&mut self, text: &str) -> Value {
-        self.editor.send(text);
-        match self.proxies.first_mut() {
-            Some(proxy) => proxy.recv().await,
-            None => self.agent().recv().await,
-        }
     }
 
     pub async fn report(&self, event: Event) {
@@ -384,23 +337,6 @@ impl Chain {
         peer
     }
 
-    /// Waits for the router to finish routing.
-    pub async fn finish(self) -> Finish {
-        self.finish_counting().await.0
-    }
-
-    /// Waits for the router to finish routing; with how the run ended, for its log line.
-    pub async fn finish_ending(self) -> (Finish, EndOfRun) {
-        let ended = self.ended.clone();
-        let (finish, _) = self.finish_counting().await;
-        let end = ended
-            .lock()
-            .unwrap()
-            .take()
-            .expect("set as the router finished");
-        (finish, end)
-    }
-
     /// Waits for the router to finish routing; with what it counted as not routed.
     pub async fn finish_counting(self) -> (Finish, Skipped) {
         tokio::time::timeout(PATIENCE, self.routing)
@@ -431,14 +367,4 @@ impl Chain {
         assert_eq!(finish, Finish::Stopped);
         skipped
     }
-}
-
-/// A link the router was never given.
-pub fn stray_link(chain: &Chain) -> Link {
-    chain.links.unconnected()
-}
-
-/// Parses `text` as JSON, for comparing messages regardless of member order.
-pub fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("test JSON ({e}): {text}"))
 }

@@ -1,18 +1,9 @@
-//! The router driven in memory: every position is a peer the test plays over an in-memory
-//! link, so each routing rule, id, failure and backpressure case is checked without processes.
+//! The driver and the links around the core, in memory: backpressure through real outboxes
+//! and gates, fairness between busy links, write timeouts, and the trace the run writes.
+//! The routing rules themselves are the core's tests (`acp_router`'s `tests/`).
 
-mod admission;
 mod backpressure;
-mod bad_input;
-mod cancel;
-mod failures;
 mod fairness;
 mod harness;
-mod ids;
-mod mcp;
-mod ordering;
-mod properties;
-mod recovery;
-mod routing;
-mod run_log;
+mod links;
 mod trace;

@@ -18,8 +18,8 @@ use super::client_link::{FromClient, ToClient};
 use super::ids::ConnectionId;
 use crate::component::shared::SharedProxies;
 use crate::config::Config;
-use acp_router::topology::ChainMode;
 use crate::run;
+use acp_router::topology::ChainMode;
 
 /// A place for one more chain, held until that chain has stopped.
 #[derive(Debug)]

@@ -42,8 +42,8 @@ use tokio::net::TcpListener;
 
 use crate::config::{self, Mode};
 use crate::remote::protocol;
-use acp_router::topology::ChainMode;
 use crate::signals::StopSignals;
+use acp_router::topology::ChainMode;
 use auth::{Gate, Token};
 use chains::Chains;
 use http_connection::Registry;

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use tracing_subscriber::util::SubscriberInitExt;
 
 use super::harness::Spec;
-use crate::event::Event;
-use acp_router::Finish;
+use crate::Finish;
+use crate::Input;
 
-/// Log output of the current thread (a `#[tokio::test]` runs every task on it).
+/// Log output of the current thread (the router runs on it).
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
@@ -31,8 +31,8 @@ impl Captured {
     }
 }
 
-#[tokio::test]
-async fn the_chain_is_said_to_be_up_once_the_editor_has_its_initialize_answer() {
+#[test]
+fn the_chain_is_said_to_be_up_once_the_editor_has_its_initialize_answer() {
     let captured = Captured::default();
     let writer = captured.clone();
     let _log = tracing_subscriber::fmt()
@@ -44,11 +44,11 @@ async fn the_chain_is_said_to_be_up_once_the_editor_has_its_initialize_answer() 
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#);
-    chain.proxy(1).recv().await;
+    chain.proxy(1).recv();
     chain.proxy(1).send(
         r#"{"jsonrpc":"2.0","id":"i","method":"proxy/successor","params":{"method":"initialize","params":{"protocolVersion":1}}}"#,
     );
-    chain.agent().recv().await;
+    chain.agent().recv();
     assert!(
         !captured.text().contains("chain up"),
         "not before the editor is answered: {}",
@@ -57,11 +57,11 @@ async fn the_chain_is_said_to_be_up_once_the_editor_has_its_initialize_answer() 
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#);
-    chain.proxy(1).recv().await;
+    chain.proxy(1).recv();
     chain
         .proxy(1)
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#);
-    chain.editor.recv().await;
+    chain.editor.recv();
 
     let log = captured.text();
     let up: Vec<&str> = log.lines().filter(|l| l.contains("chain up")).collect();
@@ -80,9 +80,9 @@ async fn the_chain_is_said_to_be_up_once_the_editor_has_its_initialize_answer() 
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#);
-    chain.editor.recv().await;
-    chain.editor.end.close();
-    let (_, end) = chain.finish_ending().await;
+    chain.editor.recv();
+    chain.editor.close();
+    let (_, end) = chain.finish_ending();
     assert_eq!(captured.text().matches("chain up").count(), 1);
     assert_eq!(end.answers.editor, 2);
     assert_eq!(end.answers.editor_errors, 1, "the second initialize");
@@ -93,30 +93,30 @@ async fn the_chain_is_said_to_be_up_once_the_editor_has_its_initialize_answer() 
     );
 }
 
-#[tokio::test]
-async fn the_end_of_the_run_counts_requests_answered_with_errors_by_who_asked() {
+#[test]
+fn the_end_of_the_run_counts_requests_answered_with_errors_by_who_asked() {
     let mut chain = Spec::new(0).start();
     // The editor's: one answered, one refused by the agent, one refused by the conductor.
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#);
-    chain.agent().recv().await;
+    chain.agent().recv();
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#);
-    chain.editor.recv().await;
+    chain.editor.recv();
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":2,"method":"session/load","params":{}}"#);
-    chain.agent().recv().await;
+    chain.agent().recv();
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}"#);
-    assert_eq!(chain.editor.recv().await["error"]["code"], -32601);
+    assert_eq!(chain.editor.recv()["error"]["code"], -32601);
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"x"}}"#);
-    assert!(chain.editor.recv().await["error"].is_object());
+    assert!(chain.editor.recv()["error"].is_object());
     // The agent's: one the editor refuses, one it answers.
     for (id, answer) in [
         (7, r#""error":{"code":-32603,"message":"no"}"#),
@@ -125,15 +125,15 @@ async fn the_end_of_the_run_counts_requests_answered_with_errors_by_who_asked() 
         chain.agent().send(&format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"fs/read_text_file","params":{{"path":"/a"}}}}"#
         ));
-        let asked = chain.editor.recv().await;
+        let asked = chain.editor.recv();
         chain.editor.send(&format!(
             r#"{{"jsonrpc":"2.0","id":{},{answer}}}"#,
             asked["id"]
         ));
-        assert_eq!(chain.agent().recv().await["id"], id);
+        assert_eq!(chain.agent().recv()["id"], id);
     }
-    chain.editor.end.close();
-    let (finish, end) = chain.finish_ending().await;
+    chain.editor.close();
+    let (finish, end) = chain.finish_ending();
     assert_eq!(finish, Finish::Stopped);
     assert_eq!(end.why, "the editor closed the conductor's stdin");
     let a = end.answers;
@@ -141,21 +141,21 @@ async fn the_end_of_the_run_counts_requests_answered_with_errors_by_who_asked() 
     assert_eq!((a.components, a.component_errors), (2, 1));
 }
 
-#[tokio::test]
-async fn a_signal_is_why_the_run_ended() {
+#[test]
+fn a_signal_is_why_the_run_ended() {
     let chain = Spec::new(1).start();
-    chain.report(Event::Signal("SIGTERM")).await;
-    let (_, end) = chain.finish_ending().await;
+    chain.report(Input::Signal("SIGTERM"));
+    let (_, end) = chain.finish_ending();
     assert_eq!(end.why, "the conductor received SIGTERM");
 }
 
-#[tokio::test]
-async fn a_failure_stays_why_the_run_ended_when_the_editor_leaves_after_it() {
+#[test]
+fn a_failure_stays_why_the_run_ended_when_the_editor_leaves_after_it() {
     let mut chain = Spec::new(1).start();
     let agent = chain.agent().id;
-    chain.exited(agent, "exited with status 3", &[]).await;
-    chain.editor.end.close();
-    let (finish, end) = chain.finish_ending().await;
+    chain.exited(agent, "exited with status 3", &[]);
+    chain.editor.close();
+    let (finish, end) = chain.finish_ending();
     assert_eq!(finish, Finish::Failed);
     assert!(
         end.why.starts_with("agent `agent` exited with status 3"),

@@ -3,30 +3,30 @@
 //! component's line with no id is only logged, and everything is counted.
 
 use super::harness::{Chain, Spec};
-use acp_router::skipped::Skipped;
+use crate::skipped::Skipped;
 
-#[tokio::test]
-async fn a_line_that_is_not_json_gets_a_parse_error() {
+#[test]
+fn a_line_that_is_not_json_gets_a_parse_error() {
     let mut chain = Spec::new(0).start();
     chain.editor.send("this is not json");
-    let answer = chain.editor.recv().await;
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], serde_json::Value::Null);
     assert_eq!(answer["error"]["code"], -32700);
 }
 
-#[tokio::test]
-async fn a_request_without_jsonrpc_is_answered_with_its_id() {
+#[test]
+fn a_request_without_jsonrpc_is_answered_with_its_id() {
     let mut chain = Spec::new(0).start();
     chain
         .editor
         .send(r#"{"id":"q","method":"session/new","params":{}}"#);
-    let answer = chain.editor.recv().await;
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], "q");
     assert_eq!(answer["error"]["code"], -32600);
 }
 
-#[tokio::test]
-async fn an_over_long_request_is_answered_by_the_id_at_its_head() {
+#[test]
+fn an_over_long_request_is_answered_by_the_id_at_its_head() {
     let mut spec = Spec::new(0);
     spec.limits.max_line = 512;
     let mut chain = spec.start();
@@ -34,7 +34,7 @@ async fn an_over_long_request_is_answered_by_the_id_at_its_head() {
         r#"{{"jsonrpc":"2.0","id":77,"method":"session/prompt","params":{{"text":"{}"}}}}"#,
         "y".repeat(2000)
     ));
-    let answer = chain.editor.recv().await;
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], 77);
     assert_eq!(answer["error"]["code"], -32600);
     assert!(
@@ -45,15 +45,13 @@ async fn an_over_long_request_is_answered_by_the_id_at_its_head() {
     );
 }
 
-#[tokio::test]
-async fn an_invalid_response_answers_whoever_asked() {
+#[test]
+fn an_invalid_response_answers_whoever_asked() {
     let mut chain = Spec::new(0).start();
-    chain
-        .editor_sends(r#"{"jsonrpc":"2.0","id":"w","method":"session/new","params":{}}"#)
-        .await;
+    chain.editor_sends(r#"{"jsonrpc":"2.0","id":"w","method":"session/new","params":{}}"#);
     // A response with neither result nor error.
     chain.agent().send(r#"{"jsonrpc":"2.0","id":1}"#);
-    let answer = chain.editor.recv().await;
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], "w");
     assert_eq!(answer["error"]["code"], -32603);
     assert!(
@@ -64,19 +62,17 @@ async fn an_invalid_response_answers_whoever_asked() {
     );
 }
 
-#[tokio::test]
-async fn an_over_long_response_answers_whoever_asked() {
+#[test]
+fn an_over_long_response_answers_whoever_asked() {
     let mut spec = Spec::new(0);
     spec.limits.max_line = 512;
     let mut chain = spec.start();
-    chain
-        .editor_sends(r#"{"jsonrpc":"2.0","id":"big","method":"session/load","params":{}}"#)
-        .await;
+    chain.editor_sends(r#"{"jsonrpc":"2.0","id":"big","method":"session/load","params":{}}"#);
     chain.agent().send(&format!(
         r#"{{"jsonrpc":"2.0","id":1,"result":{{"history":"{}"}}}}"#,
         "z".repeat(4000)
     ));
-    let answer = chain.editor.recv().await;
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], "big");
     assert_eq!(answer["error"]["code"], -32603);
     assert!(
@@ -87,8 +83,8 @@ async fn an_over_long_response_answers_whoever_asked() {
     );
 }
 
-#[tokio::test]
-async fn an_over_long_request_is_answered_by_the_id_after_its_params() {
+#[test]
+fn an_over_long_request_is_answered_by_the_id_after_its_params() {
     let mut spec = Spec::new(0);
     spec.limits.max_line = 512;
     let mut chain = spec.start();
@@ -96,10 +92,10 @@ async fn an_over_long_request_is_answered_by_the_id_after_its_params() {
         r#"{{"jsonrpc":"2.0","method":"session/prompt","params":{{"id":1,"text":"{}"}},"id":"late"}}"#,
         "y".repeat(2000)
     ));
-    let answer = chain.editor.recv().await;
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], "late", "{answer}");
     assert_eq!(answer["error"]["code"], -32600);
-    let skipped = chain.editor_leaves().await;
+    let skipped = chain.editor_leaves();
     assert_eq!(
         skipped,
         Skipped {
@@ -111,30 +107,30 @@ async fn an_over_long_request_is_answered_by_the_id_after_its_params() {
 
 /// The agent's notification reaches the editor: the router has taken everything the agent
 /// sent before it.
-async fn agent_was_heard(chain: &mut Chain) {
+fn agent_was_heard(chain: &mut Chain) {
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","method":"session/update","params":{"marker":true}}"#);
-    assert_eq!(chain.editor.recv().await["params"]["marker"], true);
+    assert_eq!(chain.editor.recv()["params"]["marker"], true);
 }
 
 /// The next thing the agent receives is the editor's `session/new`: nothing was written to
 /// the agent before it.
-async fn agent_hears_nothing_before_the_next_request(chain: &mut Chain) {
+fn agent_hears_nothing_before_the_next_request(chain: &mut Chain) {
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":"next","method":"session/new","params":{}}"#);
-    let next = chain.agent().recv().await;
+    let next = chain.agent().recv();
     assert_eq!(next["method"], "session/new", "{next}");
     chain.agent().send(&format!(
         r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
         next["id"]
     ));
-    assert_eq!(chain.editor.recv().await["id"], "next");
+    assert_eq!(chain.editor.recv()["id"], "next");
 }
 
-#[tokio::test]
-async fn a_components_line_with_no_id_is_skipped_not_answered() {
+#[test]
+fn a_components_line_with_no_id_is_skipped_not_answered() {
     let mut spec = Spec::new(0);
     spec.limits.max_line = 512;
     let mut chain = spec.start();
@@ -149,10 +145,10 @@ async fn a_components_line_with_no_id_is_skipped_not_answered() {
     ] {
         chain.agent().send(&line);
     }
-    agent_was_heard(&mut chain).await;
-    agent_hears_nothing_before_the_next_request(&mut chain).await;
+    agent_was_heard(&mut chain);
+    agent_hears_nothing_before_the_next_request(&mut chain);
     assert_eq!(chain.editor.has_pending(), None);
-    let skipped = chain.editor_leaves().await;
+    let skipped = chain.editor_leaves();
     assert_eq!(
         skipped,
         Skipped {
@@ -163,8 +159,8 @@ async fn a_components_line_with_no_id_is_skipped_not_answered() {
     );
 }
 
-#[tokio::test]
-async fn a_response_is_never_answered_even_when_invalid() {
+#[test]
+fn a_response_is_never_answered_even_when_invalid() {
     let mut spec = Spec::new(0);
     spec.limits.max_line = 512;
     let mut chain = spec.start();
@@ -190,13 +186,13 @@ async fn a_response_is_never_answered_even_when_invalid() {
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","id":"next","method":"session/new","params":{}}"#);
-    let next = chain.agent().recv().await;
+    let next = chain.agent().recv();
     chain.agent().send(&format!(
         r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
         next["id"]
     ));
-    assert_eq!(chain.editor.recv().await["id"], "next");
-    let skipped = chain.editor_leaves().await;
+    assert_eq!(chain.editor.recv()["id"], "next");
+    let skipped = chain.editor_leaves();
     assert_eq!(
         skipped,
         Skipped {
@@ -208,48 +204,45 @@ async fn a_response_is_never_answered_even_when_invalid() {
     );
 }
 
-#[tokio::test]
-async fn a_response_that_is_both_result_and_error_answers_whoever_asked() {
+#[test]
+fn a_response_that_is_both_result_and_error_answers_whoever_asked() {
     let mut chain = Spec::new(0).start();
-    let asked = chain
-        .editor_sends(r#"{"jsonrpc":"2.0","id":"w","method":"session/new","params":{}}"#)
-        .await;
+    let asked =
+        chain.editor_sends(r#"{"jsonrpc":"2.0","id":"w","method":"session/new","params":{}}"#);
     chain.agent().send(&format!(
         r#"{{"jsonrpc":"2.0","id":{},"result":{{}},"error":{{"code":1,"message":"m"}}}}"#,
         asked["id"]
     ));
-    let answer = chain.editor.recv().await;
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], "w");
     assert_eq!(answer["error"]["code"], -32603);
-    agent_hears_nothing_before_the_next_request(&mut chain).await;
+    agent_hears_nothing_before_the_next_request(&mut chain);
 }
 
-#[tokio::test]
-async fn an_unreadable_response_answers_whoever_asked_by_the_id_it_shows() {
+#[test]
+fn an_unreadable_response_answers_whoever_asked_by_the_id_it_shows() {
     let mut chain = Spec::new(0).start();
-    let asked = chain
-        .editor_sends(r#"{"jsonrpc":"2.0","id":"u","method":"session/load","params":{}}"#)
-        .await;
+    let asked =
+        chain.editor_sends(r#"{"jsonrpc":"2.0","id":"u","method":"session/load","params":{}}"#);
     let mut line =
         format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"t":""#, asked["id"]).into_bytes();
     line.extend_from_slice(b"caf\xe9\"}}");
-    chain.agent().end.send(line);
-    let answer = chain.editor.recv().await;
+    chain.agent().send_raw(line);
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], "u");
     assert_eq!(answer["error"]["code"], -32603);
     assert_eq!(
         answer["error"]["message"],
         "agent `agent` sent an invalid response: message is not valid UTF-8"
     );
-    agent_hears_nothing_before_the_next_request(&mut chain).await;
+    agent_hears_nothing_before_the_next_request(&mut chain);
 }
 
-#[tokio::test]
-async fn a_second_response_and_one_to_an_unknown_id_are_dropped_and_counted() {
+#[test]
+fn a_second_response_and_one_to_an_unknown_id_are_dropped_and_counted() {
     let mut chain = Spec::new(0).start();
-    let asked = chain
-        .editor_sends(r#"{"jsonrpc":"2.0","id":"d","method":"session/new","params":{}}"#)
-        .await;
+    let asked =
+        chain.editor_sends(r#"{"jsonrpc":"2.0","id":"d","method":"session/new","params":{}}"#);
     let response = format!(
         r#"{{"jsonrpc":"2.0","id":{},"result":{{"n":1}}}}"#,
         asked["id"]
@@ -262,11 +255,11 @@ async fn a_second_response_and_one_to_an_unknown_id_are_dropped_and_counted() {
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"what?"}}"#);
-    assert_eq!(chain.editor.recv().await["result"]["n"], 1);
-    agent_was_heard(&mut chain).await;
-    agent_hears_nothing_before_the_next_request(&mut chain).await;
+    assert_eq!(chain.editor.recv()["result"]["n"], 1);
+    agent_was_heard(&mut chain);
+    agent_hears_nothing_before_the_next_request(&mut chain);
     assert_eq!(chain.editor.has_pending(), None);
-    let skipped = chain.editor_leaves().await;
+    let skipped = chain.editor_leaves();
     assert_eq!(
         skipped,
         Skipped {
@@ -277,8 +270,8 @@ async fn a_second_response_and_one_to_an_unknown_id_are_dropped_and_counted() {
     );
 }
 
-#[tokio::test]
-async fn request_ids_of_invalid_types_are_refused() {
+#[test]
+fn request_ids_of_invalid_types_are_refused() {
     let mut chain = Spec::new(0).start();
     for (id, answered_with) in [
         ("1.5", serde_json::json!(1.5)),
@@ -291,37 +284,37 @@ async fn request_ids_of_invalid_types_are_refused() {
         chain.editor.send(&format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"session/new","params":{{}}}}"#
         ));
-        let answer = chain.editor.recv().await;
+        let answer = chain.editor.recv();
         assert_eq!(answer["id"], answered_with, "{id}: {answer}");
         assert_eq!(answer["error"]["code"], -32600, "{id}: {answer}");
     }
-    agent_hears_nothing_before_the_next_request(&mut chain).await;
+    agent_hears_nothing_before_the_next_request(&mut chain);
 }
 
-#[tokio::test]
-async fn an_editor_request_that_is_not_utf8_is_answered_with_its_id() {
+#[test]
+fn an_editor_request_that_is_not_utf8_is_answered_with_its_id() {
     let mut chain = Spec::new(0).start();
-    chain.editor.end.send(
+    chain.editor.send_raw(
         &b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"session/prompt\",\"params\":{\"t\":\"\xff\"}}"[..],
     );
-    let answer = chain.editor.recv().await;
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], 12);
     assert_eq!(answer["error"]["code"], -32700);
-    chain.editor.end.send(&b"\x00\x00\x00"[..]);
-    let answer = chain.editor.recv().await;
+    chain.editor.send_raw(&b"\x00\x00\x00"[..]);
+    let answer = chain.editor.recv();
     assert_eq!(answer["id"], serde_json::Value::Null);
     assert_eq!(answer["error"]["code"], -32700);
-    agent_hears_nothing_before_the_next_request(&mut chain).await;
+    agent_hears_nothing_before_the_next_request(&mut chain);
 }
 
-#[tokio::test]
-async fn a_cancel_for_no_request_waiting_is_counted() {
+#[test]
+fn a_cancel_for_no_request_waiting_is_counted() {
     let mut chain = Spec::new(0).start();
     chain
         .editor
         .send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"gone"}}"#);
-    agent_hears_nothing_before_the_next_request(&mut chain).await;
-    let skipped = chain.editor_leaves().await;
+    agent_hears_nothing_before_the_next_request(&mut chain);
+    let skipped = chain.editor_leaves();
     assert_eq!(
         skipped,
         Skipped {

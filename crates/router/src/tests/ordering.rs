@@ -3,12 +3,10 @@
 
 use super::harness::Spec;
 
-#[tokio::test]
-async fn a_response_arrives_before_the_notifications_sent_after_it() {
+#[test]
+fn a_response_arrives_before_the_notifications_sent_after_it() {
     let mut chain = Spec::new(0).start();
-    chain
-        .editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#)
-        .await;
+    chain.editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#);
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#);
@@ -17,17 +15,14 @@ async fn a_response_arrives_before_the_notifications_sent_after_it() {
             r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"n":{n}}}}}"#
         ));
     }
-    assert_eq!(
-        chain.editor.recv().await["result"]["stopReason"],
-        "end_turn"
-    );
+    assert_eq!(chain.editor.recv()["result"]["stopReason"], "end_turn");
     for n in 0..50 {
-        assert_eq!(chain.editor.recv().await["params"]["n"], n);
+        assert_eq!(chain.editor.recv()["params"]["n"], n);
     }
 }
 
-#[tokio::test]
-async fn order_holds_through_three_proxies_for_interleaved_kinds() {
+#[test]
+fn order_holds_through_three_proxies_for_interleaved_kinds() {
     let mut chain = Spec::new(3).start();
     // The agent sends a request, notifications and (later) its answer to the editor's
     // request; each proxy passes everything on toward the editor as it arrives.
@@ -36,14 +31,14 @@ async fn order_holds_through_three_proxies_for_interleaved_kinds() {
         .send(r#"{"jsonrpc":"2.0","id":"e","method":"session/prompt","params":{}}"#);
     let mut id_at = Vec::new();
     for k in 1..=3 {
-        let request = chain.proxy(k).recv().await;
+        let request = chain.proxy(k).recv();
         id_at.push(request["id"].clone());
         chain.proxy(k).send(&format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"proxy/successor","params":{{"method":"session/prompt","params":{{}}}}}}"#,
             100 + k
         ));
     }
-    let at_agent = chain.agent().recv().await;
+    let at_agent = chain.agent().recv();
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","method":"session/update","params":{"n":1}}"#);
@@ -55,9 +50,9 @@ async fn order_holds_through_three_proxies_for_interleaved_kinds() {
         .agent()
         .send(r#"{"jsonrpc":"2.0","method":"session/update","params":{"n":2}}"#);
     for k in (1..=3).rev() {
-        let first = chain.proxy(k).recv().await;
-        let second = chain.proxy(k).recv().await;
-        let third = chain.proxy(k).recv().await;
+        let first = chain.proxy(k).recv();
+        let second = chain.proxy(k).recv();
+        let third = chain.proxy(k).recv();
         assert_eq!(first["params"]["params"]["n"], 1, "at p{k}");
         assert_eq!(second["id"], 100 + k, "at p{k}");
         assert_eq!(third["params"]["params"]["n"], 2, "at p{k}");
@@ -73,7 +68,7 @@ async fn order_holds_through_three_proxies_for_interleaved_kinds() {
             .proxy(k)
             .send(r#"{"jsonrpc":"2.0","method":"session/update","params":{"n":2}}"#);
     }
-    assert_eq!(chain.editor.recv().await["params"]["n"], 1);
-    assert_eq!(chain.editor.recv().await["id"], "e");
-    assert_eq!(chain.editor.recv().await["params"]["n"], 2);
+    assert_eq!(chain.editor.recv()["params"]["n"], 1);
+    assert_eq!(chain.editor.recv()["id"], "e");
+    assert_eq!(chain.editor.recv()["params"]["n"], 2);
 }

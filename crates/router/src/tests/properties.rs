@@ -2,7 +2,7 @@
 //! too), cancels and a component failing, the editor gets exactly one response per request.
 //!
 //! Each case plays a random list of acts against a chain from the harness (0 or 1 proxy and
-//! an agent) on a single-threaded runtime with paused time, letting the router settle after
+//! an agent) on the harness's made-up clock, letting the router settle after
 //! every act. The model knows each editor request by a token carried in its params and echoed
 //! in every answer a component gives, so a response is matched to the very request it answers.
 //! At the end a SIGTERM answers whatever is still waiting: an entry left in an id table for a
@@ -11,7 +11,7 @@
 //! often in flight twice, as JSON-RPC does not forbid: the router keeps one entry per request,
 //! never one per id, so each copy must still get its own answer.
 //!
-//! `PROPTEST_CASES=N cargo test -p acp-conductor router::tests::properties` runs more cases.
+//! `PROPTEST_CASES=N cargo test -p acp-router tests::properties` runs more cases.
 
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 use super::harness::{Chain, Peer, Spec};
-use crate::event::Event;
+use crate::Input;
 
 /// Ids the editor picks from: duplicates are meant to happen. (Fractional and `null` ids are
 /// refused at the door, before any routing: `admission.rs` and `bad_input.rs` test that.)
@@ -188,14 +188,14 @@ impl Model {
     }
 
     fn running(&self) -> bool {
-        !self.chain.events.is_closed()
+        !self.chain.finished()
     }
 
     fn first_hop(&mut self) -> &mut Side {
         self.proxy.as_mut().unwrap_or(&mut self.agent)
     }
 
-    async fn play(&mut self, act: &Act) {
+    fn play(&mut self, act: &Act) {
         match act {
             Act::Request(id) => {
                 let token = self.editor_sent.len();
@@ -265,7 +265,7 @@ impl Model {
                 self.chain.editor.send(&format!(
                     r#"{{"jsonrpc":"2.0","method":"$/cancel_request","params":{{"requestId":{named}}}}}"#
                 ));
-                self.settle().await;
+                self.settle();
                 assert_eq!(
                     self.cancel_arrived, expected,
                     "a cancel naming {named} reached the first hop, or failed to"
@@ -279,36 +279,32 @@ impl Model {
                 };
                 if *exit {
                     let link = side.peer.id;
-                    let _ = self
-                        .chain
-                        .events
-                        .send(Event::Exited {
-                            link,
-                            status: None,
-                            reason: "exited with status 1".into(),
-                            stderr_tail: Vec::new(),
-                        })
-                        .await;
+                    self.chain.report(Input::Exited {
+                        link,
+                        status: None,
+                        reason: "exited with status 1".into(),
+                        stderr_tail: Vec::new(),
+                    });
                 } else if !side.closed {
-                    side.peer.end.close();
+                    side.peer.close();
                     side.closed = true;
                 }
             }
-            Act::Wait => tokio::time::sleep(Duration::from_millis(600)).await,
+            Act::Wait => self.chain.sleep(Duration::from_millis(600)),
         }
     }
 
     /// Lets the router and the link loops run until all wait, then takes in what each side
     /// got; again while the proxy reacted (relaying an answer, passing a cancel on).
-    async fn settle(&mut self) {
+    fn settle(&mut self) {
         loop {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-            while let Some(frame) = self.chain.editor.end.try_recv() {
+            self.chain.sleep(Duration::from_millis(1));
+            while let Some(frame) = self.chain.editor.try_recv() {
                 self.editor_gets(&frame);
             }
             let mut reacted = false;
             if let Some(proxy) = self.proxy.as_mut() {
-                while let Some(frame) = proxy.peer.end.try_recv() {
+                while let Some(frame) = proxy.peer.try_recv() {
                     reacted |= proxy_gets(
                         proxy,
                         &frame,
@@ -319,7 +315,7 @@ impl Model {
                 }
             }
             let first_hop_is_agent = self.proxy.is_none();
-            while let Some(frame) = self.agent.peer.end.try_recv() {
+            while let Some(frame) = self.agent.peer.try_recv() {
                 let text = String::from_utf8_lossy(&frame).into_owned();
                 match acp_wire::parse(&frame) {
                     Ok(Envelope::Request { id, params, .. }) => {
@@ -506,26 +502,19 @@ fn written_otherwise(id: &str) -> String {
 }
 
 fn play(proxies: usize, acts: &[Act]) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let mut model = Model::new(proxies);
-        for act in acts {
-            model.play(act).await;
-            model.settle().await;
-        }
-        // Whatever still waits is answered now; an entry left behind for a request already
-        // answered would be answered a second time.
-        if model.running() {
-            let _ = model.chain.events.send(Event::Signal("SIGTERM")).await;
-        }
-        model.settle().await;
-        model.check_answers();
-        model.chain.finish().await;
-    });
+    let mut model = Model::new(proxies);
+    for act in acts {
+        model.play(act);
+        model.settle();
+    }
+    // Whatever still waits is answered now; an entry left behind for a request already
+    // answered would be answered a second time.
+    if model.running() {
+        model.chain.report(Input::Signal("SIGTERM"));
+    }
+    model.settle();
+    model.check_answers();
+    model.chain.finish();
 }
 
 /// `PROPTEST_CASES` when set, else `default`: quick under `cargo test`, longer on demand.

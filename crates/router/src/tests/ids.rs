@@ -3,8 +3,8 @@
 
 use super::harness::Spec;
 
-#[tokio::test]
-async fn responses_come_back_with_the_requesters_exact_id_text() {
+#[test]
+fn responses_come_back_with_the_requesters_exact_id_text() {
     let mut chain = Spec::new(1).start();
     let ids = [
         "0",
@@ -21,7 +21,7 @@ async fn responses_come_back_with_the_requesters_exact_id_text() {
     }
     let mut own = Vec::new();
     for _ in ids {
-        own.push(chain.proxy(1).recv().await["id"].as_u64().unwrap());
+        own.push(chain.proxy(1).recv()["id"].as_u64().unwrap());
     }
     assert_eq!(
         own,
@@ -36,21 +36,19 @@ async fn responses_come_back_with_the_requesters_exact_id_text() {
     }
     for (n, id) in ids.iter().enumerate().rev() {
         assert_eq!(
-            chain.editor.recv_text().await,
+            chain.editor.recv_text(),
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"n":{n}}}}}"#)
         );
     }
 }
 
-#[tokio::test]
-async fn requests_from_different_links_with_the_same_id_stay_apart() {
+#[test]
+fn requests_from_different_links_with_the_same_id_stay_apart() {
     let mut chain = Spec::new(1).start();
     // The editor and the proxy both use id 1 toward the agent.
-    let to_proxy = chain
-        .editor_sends(
-            r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"from":"editor"}}"#,
-        )
-        .await;
+    let to_proxy = chain.editor_sends(
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"from":"editor"}}"#,
+    );
     chain.proxy(1).send(
         r#"{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"x/own","params":{"from":"proxy"}}}"#,
     );
@@ -58,8 +56,8 @@ async fn requests_from_different_links_with_the_same_id_stay_apart() {
         r#"{{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{{"method":"session/prompt","params":{}}}}}"#,
         to_proxy["params"]
     ));
-    let first = chain.agent().recv().await;
-    let second = chain.agent().recv().await;
+    let first = chain.agent().recv();
+    let second = chain.agent().recv();
     assert_eq!(
         (first["id"].as_u64(), second["id"].as_u64()),
         (Some(1), Some(2))
@@ -72,11 +70,11 @@ async fn requests_from_different_links_with_the_same_id_stay_apart() {
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"to":"proxy"}}"#);
     assert_eq!(
-        chain.proxy(1).recv_text().await,
+        chain.proxy(1).recv_text(),
         r#"{"jsonrpc":"2.0","id":2,"result":{"to":"editor"}}"#
     );
     assert_eq!(
-        chain.proxy(1).recv_text().await,
+        chain.proxy(1).recv_text(),
         r#"{"jsonrpc":"2.0","id":1,"result":{"to":"proxy"}}"#
     );
     chain.proxy(1).send(&format!(
@@ -84,13 +82,13 @@ async fn requests_from_different_links_with_the_same_id_stay_apart() {
         to_proxy["id"]
     ));
     assert_eq!(
-        chain.editor.recv_text().await,
+        chain.editor.recv_text(),
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
     );
 }
 
-#[tokio::test]
-async fn a_response_to_no_pending_request_is_dropped_and_routing_goes_on() {
+#[test]
+fn a_response_to_no_pending_request_is_dropped_and_routing_goes_on() {
     let mut chain = Spec::new(0).start();
     chain
         .agent()
@@ -102,18 +100,16 @@ async fn a_response_to_no_pending_request_is_dropped_and_routing_goes_on() {
         .agent()
         .send(r#"{"jsonrpc":"2.0","method":"session/update","params":{"after":true}}"#);
     assert_eq!(
-        chain.editor.recv_text().await,
+        chain.editor.recv_text(),
         r#"{"jsonrpc":"2.0","method":"session/update","params":{"after":true}}"#,
         "nothing of the stray responses reaches the editor"
     );
 }
 
-#[tokio::test]
-async fn a_response_is_delivered_once_even_if_the_peer_repeats_it() {
+#[test]
+fn a_response_is_delivered_once_even_if_the_peer_repeats_it() {
     let mut chain = Spec::new(0).start();
-    chain
-        .editor_sends(r#"{"jsonrpc":"2.0","id":"r","method":"session/new","params":{}}"#)
-        .await;
+    chain.editor_sends(r#"{"jsonrpc":"2.0","id":"r","method":"session/new","params":{}}"#);
     chain
         .agent()
         .send(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#);
@@ -124,27 +120,26 @@ async fn a_response_is_delivered_once_even_if_the_peer_repeats_it() {
         .agent()
         .send(r#"{"jsonrpc":"2.0","method":"x/after","params":{}}"#);
     assert_eq!(
-        chain.editor.recv_text().await,
+        chain.editor.recv_text(),
         r#"{"jsonrpc":"2.0","id":"r","result":{"sessionId":"s"}}"#
     );
     assert_eq!(
-        chain.editor.recv_text().await,
+        chain.editor.recv_text(),
         r#"{"jsonrpc":"2.0","method":"x/after","params":{}}"#
     );
 }
 
-#[tokio::test]
-async fn error_responses_keep_their_error_bytes() {
+#[test]
+fn error_responses_keep_their_error_bytes() {
     let mut chain = Spec::new(1).start();
-    let own = chain
-        .editor_sends(r#"{"jsonrpc":"2.0","id":3,"method":"session/load","params":{}}"#)
-        .await["id"]
+    let own = chain.editor_sends(r#"{"jsonrpc":"2.0","id":3,"method":"session/load","params":{}}"#)
+        ["id"]
         .clone();
     chain.proxy(1).send(&format!(
         r#"{{"jsonrpc":"2.0","id":{own},"error":{{"code":-32002,"message":"no","data":{{"n":1.50}}}}}}"#
     ));
     assert_eq!(
-        chain.editor.recv_text().await,
+        chain.editor.recv_text(),
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32002,"message":"no","data":{"n":1.50}}}"#
     );
 }
