@@ -5,7 +5,8 @@
 //! each proxy and to the agent (the fixtures' `--record`), to and from components that record
 //! nothing themselves (the `wiretap` fixture: a nested conductor, the SDK provider) and to the
 //! bridge shims (what the agent reads from them), together with what each peer sent
-//! (`--record-sent`, the harness's transcript), and hands it to the judge
+//! (`--record-sent`, the harness's transcript), and hands it to the judge: a program of its own
+//! workspace, `tests/conformance-judge`, which this suite builds and runs
 //! (`conformance/judge.rs`). The schema judges; the conductor's routing stays byte-faithful.
 
 mod conformance {
@@ -13,13 +14,12 @@ mod conformance {
     pub mod editor_client;
     pub mod full_session;
     pub mod judge;
-    pub mod legacy;
     pub mod links;
     pub mod paths;
     pub mod report;
 
-    mod judge_bites;
     mod mcp_forms;
     mod own_answers;
+    mod refused_lines;
     mod topologies;
 }

@@ -9,6 +9,7 @@ use acp_conductor_tests::editor::{Direction as Sent, Editor};
 use acp_conductor_tests::test_chain::{AGENT, AgentEntry, TestChain};
 use acp_conductor_tests::{binaries, processes};
 
+use super::judge;
 use super::links::{LinkKind, LinkRecord};
 
 const CONFORMANCE_AGENT: &str = env!("CARGO_BIN_EXE_conformance-agent");
@@ -57,8 +58,10 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// The conformance agent (with `agent_args`, e.g. `--acp`) and no proxy yet.
+    /// The conformance agent (with `agent_args`, e.g. `--acp`) and no proxy yet. Builds the
+    /// judge first (once per test run), before any process of the scenario starts.
     pub fn new(label: &str, agent_args: &[&str]) -> Self {
+        judge::program();
         let binaries = binaries!();
         let mut chain = TestChain::new(&binaries, label);
         let mut args = fixture_args(&chain.dir, AGENT);

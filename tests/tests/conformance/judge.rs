@@ -1,368 +1,194 @@
-//! The judge: every line the conductor wrote on a link, deserialized with the official schema
-//! crate's types for what that line is on that link. The schema judges; it never produces.
+//! The conformance judge, a program of its own Cargo workspace (`tests/conformance-judge`):
+//! built once per test run, run on what a scenario recorded, its verdicts read back. It is the
+//! judge that knows the schema; this module knows only how to ask it.
 //!
-//! A line is first read as a JSON-RPC 2.0 envelope with the schema's `rpc` types (`Request`,
-//! `Notification`, `Response` inside `JsonRpcMessage`, so `"jsonrpc": "2.0"`, the id and an
-//! error object are checked too), then its payload by method and direction: requests and
-//! notifications through `ClientRequest`/`AgentRequest`/`ClientNotification`/
-//! `AgentNotification::from_method_and_params` (or `ProtocolLevelNotification` for
-//! `$/cancel_request`), results through `AgentResponse`/`ClientResponse::from_method_and_result`
-//! by the method of the request the peer sent (errors through the schema's `Error`), and the
-//! proxy methods through `InitializeProxyRequest`, `ProxySuccessorRequest`/`Notification` with
-//! the wrapped message judged again as what it is. `_`-prefixed methods go through the schema's
-//! extension variants (that is what `from_method_and_params` does with them); `_proxy/*` are the
-//! older dialect's names of the proxy methods and are judged as those. Only the forms of
-//! [`legacy`](super::legacy) are excused from payload judging; anything else that does not
-//! deserialize is a failure naming the link, the line and the serde error.
+//! The judge has a workspace and a lock file of its own because its schema crate
+//! (`agent-client-protocol-schema` 1.20.0) and the SDK fixture's (1.15.1, through
+//! `agent-client-protocol` 5.0.0) cannot share this workspace's lock: cargo keeps one
+//! semver-compatible version of a crate from crates.io per lock file.
 
-use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 
-use agent_client_protocol_schema::v1::{
-    AgentNotification, AgentRequest, AgentResponse, ClientNotification, ClientRequest,
-    ClientResponse, InitializeProxyRequest, InitializeProxyResponse, JsonRpcMessage, Notification,
-    ProtocolLevelNotification, ProxySuccessorNotification, ProxySuccessorRequest,
-    ProxySuccessorResponse, Request, Response,
-};
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::legacy::{self, Legacy};
-use super::links::{Direction, LinkKind, LinkRecord};
+use super::links::{LinkKind, LinkRecord};
 
-/// The verdict on one line the conductor wrote.
+/// The judge's name for the legacy form of an acp server declaration with `id` where schema
+/// 1.20 has `serverId` (the judge's `Legacy::AcpDeclarationWithId`).
+pub const ACP_DECLARATION_WITH_ID: &str = "acp declaration with `id`";
+
+/// The judge's verdict on one line the conductor wrote.
 #[derive(Debug, Clone)]
 pub struct Judged {
     pub link: String,
     pub kind: LinkKind,
+    /// Which of the lines the conductor wrote on the link it is, from 1.
+    pub number: usize,
     /// What the line is: `request session/new`, `notification session/update plan`,
     /// `result of session/prompt`, `request fs/read_text_file in proxy/successor`; the
     /// scenarios' coverage checks match on it.
     pub what: String,
-    /// The legacy form it is, when it is one of the allow-list's.
-    pub legacy: Option<Legacy>,
+    /// The name of the legacy form it is, when it is one the judge excuses.
+    pub legacy: Option<String>,
     pub line: String,
-    /// `Err` holds the serde error (or why the line has no type to be judged by).
+    /// `Err` holds why the schema refused the line.
     pub verdict: Result<(), String>,
 }
 
-/// A request the peer sent the conductor, which a response the conductor writes answers.
-#[derive(Debug, Clone)]
-enum Asked {
-    /// `proxy/initialize` (either spelling), from a parent conductor.
-    ProxyInitialize,
-    /// A request, plain or wrapped in `proxy/successor` (`wrapper` then names it).
-    Call {
-        method: String,
-        direction: Direction,
-        legacy: Option<Legacy>,
-        wrapper: Option<String>,
-    },
+/// What the judge made of a recording.
+pub struct Verdicts {
+    /// One per line the conductor wrote, link by link.
+    pub judged: Vec<Judged>,
+    /// Success when the schema refused no line.
+    pub status: ExitStatus,
+    /// Its standard error: the counts, and every refused line with its context.
+    pub told: String,
 }
 
-/// The requests the peer sent on one link, by id, in the order sent.
-struct PeerRequests {
-    by_id: HashMap<String, VecDeque<Asked>>,
-    /// The peer's lines that were neither a request nor a response (not JSON, no method):
-    /// JSON-RPC answers them with an error carrying their id when it can be read.
-    invalid: Vec<String>,
+/// The judge's program, built on first use by this test binary (the other tests wait for it);
+/// before a scenario starts its processes, so that compiling it does not eat into their time.
+pub fn program() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(build)
 }
 
-impl PeerRequests {
-    fn read(kind: LinkKind, lines: &[String]) -> Self {
-        let mut by_id: HashMap<String, VecDeque<Asked>> = HashMap::new();
-        let mut invalid = Vec::new();
-        let (Some(plain), wrapped) = (kind.plain(), kind.wrapped()) else {
-            return Self { by_id, invalid };
-        };
-        for line in lines {
-            let message = match serde_json::from_str::<Value>(line) {
-                Ok(message) if message.is_object() => message,
-                _ => {
-                    invalid.push(line.clone());
-                    continue;
-                }
-            };
-            let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
-                if message.get("result").is_none() && message.get("error").is_none() {
-                    invalid.push(line.clone());
-                }
-                continue;
-            };
-            let params = message.get("params").cloned().unwrap_or(Value::Null);
-            let asked = if is_proxy_initialize(method) {
-                Asked::ProxyInitialize
-            } else if let (true, Some(wrapped)) = (is_proxy_successor(method), wrapped) {
-                let inner = params["method"].as_str().unwrap_or_default().to_string();
-                let inner_params = params.get("params").cloned().unwrap_or(Value::Null);
-                Asked::Call {
-                    legacy: legacy::method_form(&inner, &inner_params),
-                    method: inner,
-                    direction: wrapped.opposite(),
-                    wrapper: Some(method.to_string()),
-                }
-            } else {
-                Asked::Call {
-                    method: method.to_string(),
-                    direction: plain.opposite(),
-                    legacy: legacy::method_form(method, &params),
-                    wrapper: None,
-                }
-            };
-            by_id.entry(id.to_string()).or_default().push_back(asked);
-        }
-        Self { by_id, invalid }
-    }
-
-    /// The earliest request with this id not yet answered.
-    fn answer(&mut self, id: &Value) -> Option<Asked> {
-        self.by_id.get_mut(&id.to_string())?.pop_front()
-    }
-
-    /// Whether an invalid line of the peer's carries `id` (as JSON text, the way the
-    /// conductor reads it from a line it cannot parse).
-    fn sent_invalid_with(&self, id: &Value) -> bool {
-        let id = id.to_string();
-        self.invalid
-            .iter()
-            .any(|line| line.contains(&format!("\"id\":{id}")))
-    }
+/// Builds the judge with the cargo running these tests, into `conformance-judge` in the
+/// target directory these tests were built into, from its own lock file.
+fn build() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance-judge/Cargo.toml");
+    // A fixture of this package lives in `<target>/<profile>/`.
+    let target = Path::new(env!("CARGO_BIN_EXE_test-agent"))
+        .parent()
+        .and_then(Path::parent)
+        .expect("a fixture binary lives in the target directory's profile directory")
+        .join("conformance-judge");
+    let output = Command::new(env!("CARGO"))
+        .args(["build", "--locked", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .output()
+        .expect("cargo starts");
+    assert!(
+        output.status.success(),
+        "building the conformance judge ({}) failed, {}:\n{}",
+        manifest.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let program = target.join("debug").join(format!(
+        "acp-conformance-judge{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    assert!(program.is_file(), "cargo built no {}", program.display());
+    program
 }
 
-fn is_proxy_initialize(method: &str) -> bool {
-    matches!(method, "proxy/initialize" | "_proxy/initialize")
-}
-
-fn is_proxy_successor(method: &str) -> bool {
-    matches!(method, "proxy/successor" | "_proxy/successor")
-}
-
-/// Judges every line the conductor wrote on `record`'s link.
-pub fn judge_link(record: &LinkRecord) -> Vec<Judged> {
-    let mut asked = PeerRequests::read(record.kind, &record.peer_sent);
-    record
-        .written
-        .iter()
-        .map(|line| {
-            let (what, outcome) = judge_line(record.kind, &mut asked, line);
-            let (legacy, verdict) = match outcome {
-                Ok(legacy) => (legacy, Ok(())),
-                Err(error) => (None, Err(error)),
-            };
-            Judged {
-                link: record.name.clone(),
-                kind: record.kind,
-                what,
-                legacy,
-                line: line.clone(),
-                verdict,
+/// The recording of `links` as the judge reads it: JSON lines, each one line the conductor
+/// (`by: conductor`) or its peer (`by: peer`) wrote on a named link.
+fn recording(links: &[LinkRecord]) -> String {
+    let mut text = String::new();
+    for link in links {
+        let lines = [("peer", &link.peer_sent), ("conductor", &link.written)];
+        for (by, lines) in lines {
+            for line in lines {
+                let entry = json!({
+                    "link": link.name,
+                    "kind": link.kind.token(),
+                    "by": by,
+                    "line": line,
+                });
+                text.push_str(&entry.to_string());
+                text.push('\n');
             }
-        })
+        }
+    }
+    text
+}
+
+/// Runs the judge on every line of `links`.
+pub fn run(links: &[LinkRecord]) -> Verdicts {
+    let recording = recording(links);
+    let mut child = Command::new(program())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the conformance judge starts");
+    let mut stdin = child.stdin.take().expect("the judge's stdin");
+    // Written from a thread: the judge's verdicts fill its stdout pipe meanwhile.
+    let output = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            stdin
+                .write_all(recording.as_bytes())
+                .expect("the judge reads the recording")
+        });
+        child
+            .wait_with_output()
+            .expect("the conformance judge ends")
+    });
+    let told = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "the conformance judge did not judge the recording ({}):\n{told}",
+        output.status
+    );
+    let judged = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(read_verdict)
+        .collect();
+    Verdicts {
+        judged,
+        status: output.status,
+        told,
+    }
+}
+
+/// One verdict line of the judge's.
+fn read_verdict(line: &str) -> Judged {
+    let verdict: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("the judge wrote a verdict that is not JSON ({e}): {line}"));
+    let text = |field: &str| {
+        verdict[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("no `{field}` in the verdict {line}"))
+            .to_string()
+    };
+    let kind = text("kind");
+    Judged {
+        link: text("link"),
+        kind: LinkKind::from_token(&kind)
+            .unwrap_or_else(|| panic!("the judge named an unknown kind of link: {line}")),
+        number: verdict["number"]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or_else(|| panic!("no `number` in the verdict {line}")),
+        what: text("what"),
+        legacy: verdict["legacy"].as_str().map(str::to_string),
+        line: text("line"),
+        verdict: match &verdict["error"] {
+            Value::Null => Ok(()),
+            error => Err(error.as_str().map_or(error.to_string(), str::to_string)),
+        },
+    }
+}
+
+/// The names of the legacy forms the judge excuses from payload judging.
+pub fn allow_list() -> Vec<String> {
+    let output = Command::new(program())
+        .arg("--allow-list")
+        .output()
+        .expect("the conformance judge starts");
+    assert!(
+        output.status.success(),
+        "the judge's --allow-list failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
         .collect()
-}
-
-/// What a line is, and the legacy form it is (if any) or why the schema rejected it.
-type Outcome = (String, Result<Option<Legacy>, String>);
-
-fn judge_line(kind: LinkKind, asked: &mut PeerRequests, line: &str) -> Outcome {
-    let message = match serde_json::from_str::<Value>(line) {
-        Ok(message) if message.is_object() => message,
-        Ok(_) => {
-            return (
-                "unreadable line".to_string(),
-                Err("not a JSON object".to_string()),
-            );
-        }
-        Err(e) => return ("unreadable line".to_string(), Err(format!("not JSON: {e}"))),
-    };
-    let method = message
-        .get("method")
-        .map(|m| m.as_str().unwrap_or_default().to_string());
-    let params = message.get("params").cloned().unwrap_or(Value::Null);
-    let (envelope, (what, outcome)) = match (method, message.get("id").is_some()) {
-        (Some(method), true) => (
-            envelope::<Request<Value>>(line),
-            judge_call(kind, &method, &params, true),
-        ),
-        (Some(method), false) => (
-            envelope::<Notification<Value>>(line),
-            judge_call(kind, &method, &params, false),
-        ),
-        (None, _) => (
-            envelope::<Response<Value>>(line),
-            judge_response(kind, asked, &message),
-        ),
-    };
-    (what, envelope.and(outcome))
-}
-
-/// The JSON-RPC 2.0 envelope, read with the schema's `rpc` types.
-fn envelope<M: DeserializeOwned>(line: &str) -> Result<Option<Legacy>, String> {
-    serde_json::from_str::<JsonRpcMessage<M>>(line)
-        .map(|_| None)
-        .map_err(|e| format!("JSON-RPC envelope: {e}"))
-}
-
-fn deserialize<T: DeserializeOwned>(value: &Value, what: &str) -> Result<(), String> {
-    serde_json::from_value::<T>(value.clone())
-        .map(|_| ())
-        .map_err(|e| format!("{what}: {e}"))
-}
-
-/// A request (`is_request`) or notification the conductor wrote on a link of `kind`.
-fn judge_call(kind: LinkKind, method: &str, params: &Value, is_request: bool) -> Outcome {
-    let shape = if is_request {
-        "request"
-    } else {
-        "notification"
-    };
-    let Some(plain) = kind.plain() else {
-        // MCP on a shim link: the envelope is all there is to judge.
-        return (format!("MCP {shape} {method}"), Ok(None));
-    };
-    if is_proxy_initialize(method) {
-        let what = format!("{shape} {method}");
-        if !kind.initializes_proxy() || !is_request {
-            return (what, Err(format!("{method} has no place on a {kind} link")));
-        }
-        return (
-            what,
-            deserialize::<InitializeProxyRequest>(params, "InitializeProxyRequest").map(|()| None),
-        );
-    }
-    if is_proxy_successor(method) {
-        let Some(wrapped) = kind.wrapped() else {
-            return (
-                format!("{shape} {method}"),
-                Err(format!("{method} has no place on a {kind} link")),
-            );
-        };
-        let envelope = if is_request {
-            deserialize::<ProxySuccessorRequest>(params, "ProxySuccessorRequest")
-        } else {
-            deserialize::<ProxySuccessorNotification>(params, "ProxySuccessorNotification")
-        };
-        let inner_method = params["method"].as_str().unwrap_or_default();
-        let inner_params = params.get("params").cloned().unwrap_or(Value::Null);
-        let (inner_what, inner) = judge_payload(wrapped, inner_method, &inner_params, is_request);
-        let what = format!("{inner_what} in {method}");
-        return (what, envelope.and(inner));
-    }
-    judge_payload(plain, method, params, is_request)
-}
-
-/// An ACP request or notification's params, going `direction`.
-fn judge_payload(direction: Direction, method: &str, params: &Value, is_request: bool) -> Outcome {
-    let shape = if is_request {
-        "request"
-    } else {
-        "notification"
-    };
-    let mut what = format!("{shape} {method}");
-    if method == "session/update"
-        && let Some(update) = params["update"]["sessionUpdate"].as_str()
-    {
-        what = format!("{what} {update}");
-    }
-    if let Some(form) = legacy::method_form(method, params) {
-        return (format!("{what} (legacy)"), Ok(Some(form)));
-    }
-    let (params, renamed) = match legacy::with_declarations_renamed(method, params) {
-        Some(renamed) => (renamed, Some(Legacy::AcpDeclarationWithId)),
-        None => (params.clone(), None),
-    };
-    let outcome = match (direction, is_request) {
-        (_, false) if method == "$/cancel_request" => {
-            ProtocolLevelNotification::from_method_and_params(method, &params).map(|_| ())
-        }
-        (Direction::ClientToAgent, true) => {
-            ClientRequest::from_method_and_params(method, &params).map(|_| ())
-        }
-        (Direction::AgentToClient, true) => {
-            AgentRequest::from_method_and_params(method, &params).map(|_| ())
-        }
-        (Direction::ClientToAgent, false) => {
-            ClientNotification::from_method_and_params(method, &params).map(|_| ())
-        }
-        (Direction::AgentToClient, false) => {
-            AgentNotification::from_method_and_params(method, &params).map(|_| ())
-        }
-    };
-    let side = match direction {
-        Direction::ClientToAgent => "client→agent",
-        Direction::AgentToClient => "agent→client",
-    };
-    (
-        what,
-        outcome
-            .map(|()| renamed)
-            .map_err(|e| format!("as a {side} {shape}: {e}")),
-    )
-}
-
-/// A response the conductor wrote, judged by the request of the peer's it answers.
-fn judge_response(kind: LinkKind, asked: &mut PeerRequests, message: &Value) -> Outcome {
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
-    let is_error = message.get("error").is_some();
-    let outcome = if is_error { "error" } else { "result" };
-    if kind == LinkKind::Shim {
-        // MCP: no ACP method to judge the result by; the envelope has been judged.
-        return (format!("MCP {outcome}"), Ok(None));
-    }
-    let Some(request) = asked.answer(&id) else {
-        if is_error && (id.is_null() || asked.sent_invalid_with(&id)) {
-            // JSON-RPC's answer to a line that was not a request: with its id when it could
-            // be read, else `null`.
-            return ("error for an invalid line".to_string(), Ok(None));
-        }
-        return (
-            format!("{outcome} of nothing"),
-            Err(format!("answers no request the peer sent with id {id}")),
-        );
-    };
-    match request {
-        Asked::ProxyInitialize => {
-            let what = format!("{outcome} of proxy/initialize");
-            if is_error {
-                return (what, Ok(None));
-            }
-            let verdict = deserialize::<InitializeProxyResponse>(
-                &message["result"],
-                "InitializeProxyResponse",
-            );
-            (what, verdict.map(|()| None))
-        }
-        Asked::Call {
-            method,
-            direction,
-            legacy,
-            wrapper,
-        } => {
-            let mut what = format!("{outcome} of {method}");
-            if let Some(wrapper) = &wrapper {
-                what = format!("{what} in {wrapper}");
-            }
-            if legacy.is_some() {
-                return (format!("{what} (legacy)"), Ok(legacy));
-            }
-            if is_error {
-                // The envelope read the error with the schema's `Error`.
-                return (what, Ok(None));
-            }
-            let result = message["result"].clone();
-            let wrapped = match wrapper {
-                Some(_) => deserialize::<ProxySuccessorResponse>(&result, "ProxySuccessorResponse"),
-                None => Ok(()),
-            };
-            let verdict = match direction {
-                Direction::ClientToAgent => {
-                    AgentResponse::from_method_and_result(&method, result).map(|_| ())
-                }
-                Direction::AgentToClient => {
-                    ClientResponse::from_method_and_result(&method, result).map(|_| ())
-                }
-            };
-            let verdict = verdict.map_err(|e| format!("as the result of {method}: {e}"));
-            (what, wrapped.and(verdict).map(|()| None))
-        }
-    }
 }

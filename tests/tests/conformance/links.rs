@@ -1,25 +1,7 @@
-//! The links the conductor writes on, what role it plays on each, and one link's recording:
-//! every line the conductor wrote on it and every line its peer sent it.
+//! The links the conductor writes on, by what it is to the peer at the other end, and one
+//! link's recording. How each kind is judged is the judge's business (tests/conformance-judge).
 
 use std::fmt;
-
-/// Which way an ACP message goes, seen from the protocol's two sides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// Client to agent: `ClientRequest`, `ClientNotification`; answered by `AgentResponse`.
-    ClientToAgent,
-    /// Agent to client: `AgentRequest`, `AgentNotification`; answered by `ClientResponse`.
-    AgentToClient,
-}
-
-impl Direction {
-    pub fn opposite(self) -> Self {
-        match self {
-            Direction::ClientToAgent => Direction::AgentToClient,
-            Direction::AgentToClient => Direction::ClientToAgent,
-        }
-    }
-}
 
 /// A kind of link, by what the conductor is to the peer at its other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,35 +17,33 @@ pub enum LinkKind {
     /// agent→client messages plain and client→agent ones wrapped.
     Parent,
     /// A bridge shim's socket, as the agent's stdio MCP server sees it. It carries MCP, not
-    /// ACP: the ACP schema has no types for it, so only the JSON-RPC 2.0 envelope is judged
-    /// (with the schema's `rpc` types), never the MCP payload.
+    /// ACP: only the JSON-RPC 2.0 envelope is judged, never the MCP payload.
     Shim,
 }
 
 impl LinkKind {
-    /// The direction of the messages the conductor writes plain on this link (`None` for
-    /// MCP).
-    pub fn plain(self) -> Option<Direction> {
+    const ALL: [LinkKind; 5] = [
+        LinkKind::Editor,
+        LinkKind::Agent,
+        LinkKind::Proxy,
+        LinkKind::Parent,
+        LinkKind::Shim,
+    ];
+
+    /// The kind's name in a recording and in the judge's verdicts.
+    pub fn token(self) -> &'static str {
         match self {
-            LinkKind::Editor | LinkKind::Parent => Some(Direction::AgentToClient),
-            LinkKind::Agent | LinkKind::Proxy => Some(Direction::ClientToAgent),
-            LinkKind::Shim => None,
+            LinkKind::Editor => "editor",
+            LinkKind::Agent => "agent",
+            LinkKind::Proxy => "proxy",
+            LinkKind::Parent => "parent",
+            LinkKind::Shim => "shim",
         }
     }
 
-    /// The direction of the messages the conductor writes wrapped in `proxy/successor`, on
-    /// the links that carry them.
-    pub fn wrapped(self) -> Option<Direction> {
-        match self {
-            LinkKind::Proxy => Some(Direction::AgentToClient),
-            LinkKind::Parent => Some(Direction::ClientToAgent),
-            _ => None,
-        }
-    }
-
-    /// Whether the conductor may send `proxy/initialize` here.
-    pub fn initializes_proxy(self) -> bool {
-        self == LinkKind::Proxy
+    /// The kind a verdict names.
+    pub fn from_token(token: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.token() == token)
     }
 }
 

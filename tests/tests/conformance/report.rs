@@ -2,20 +2,27 @@
 //! lines judged per link kind; and the check that the scenario reached every path it claims.
 
 use std::collections::BTreeMap;
+use std::process::ExitStatus;
 
-use super::judge::{Judged, judge_link};
-use super::legacy::Legacy;
+use super::judge::{self, Judged};
 use super::links::{LinkKind, LinkRecord};
 
 pub struct Report {
     pub judged: Vec<Judged>,
+    /// The judge's exit status: success only when the schema refused no line.
+    judge_status: ExitStatus,
+    /// What the judge told on its standard error: the counts and every refused line.
+    judge_told: String,
 }
 
 impl Report {
-    /// Judges every line of every link.
+    /// Has the judge judge every line of every link.
     pub fn of(links: &[LinkRecord]) -> Self {
+        let verdicts = judge::run(links);
         Self {
-            judged: links.iter().flat_map(judge_link).collect(),
+            judged: verdicts.judged,
+            judge_status: verdicts.status,
+            judge_told: verdicts.told,
         }
     }
 
@@ -32,60 +39,36 @@ impl Report {
         counts
     }
 
-    /// Lines let through by each legacy allow-list entry.
-    pub fn legacy_counts(&self) -> BTreeMap<Legacy, usize> {
+    /// Lines let through by each legacy allow-list entry, by the entry's name.
+    pub fn legacy_counts(&self) -> BTreeMap<String, usize> {
         let mut counts = BTreeMap::new();
-        for legacy in self.judged.iter().filter_map(|j| j.legacy) {
+        for legacy in self.judged.iter().filter_map(|j| j.legacy.clone()) {
             *counts.entry(legacy).or_insert(0) += 1;
         }
         counts
     }
 
-    /// Prints the counts (shown with `--nocapture`), then panics listing every line the
-    /// schema rejected.
+    /// Prints the judge's counts (shown with `--nocapture`), then panics listing every line
+    /// the schema rejected if the judge failed the run.
     pub fn assert_conformant(&self, scenario: &str) {
-        let counts: Vec<String> = self
-            .counts()
-            .iter()
-            .map(|(kind, n)| format!("{kind}: {n}"))
-            .collect();
-        let legacy: Vec<String> = self
-            .legacy_counts()
-            .iter()
-            .map(|(form, n)| format!("{}: {n}", form.name()))
-            .collect();
-        println!(
-            "conformance {scenario}: {} lines judged ({}); legacy forms: {}",
-            self.judged.len(),
-            counts.join(", "),
-            if legacy.is_empty() {
-                "none".to_string()
-            } else {
-                legacy.join(", ")
-            }
-        );
+        let summary = self
+            .judge_told
+            .lines()
+            .next()
+            .unwrap_or("the judge told nothing");
+        println!("conformance {scenario}: {summary}");
         let failures = self.failures();
-        if failures.is_empty() {
+        if failures.is_empty() && self.judge_status.success() {
             return;
         }
-        let listed: Vec<String> = failures
-            .iter()
-            .map(|f| {
-                format!(
-                    "  link: {} ({})\n  what: {}\n  line: {}\n  error: {}\n",
-                    f.link,
-                    f.kind,
-                    f.what,
-                    f.line,
-                    f.verdict.as_ref().err().map_or("", String::as_str)
-                )
-            })
-            .collect();
+        // The judge's standard error lists every refused line: its link, its place there,
+        // what it is, the line and the serde error.
         panic!(
-            "{scenario}: the schema rejected {} of {} lines the conductor wrote:\n{}",
+            "{scenario}: the schema rejected {} of {} lines the conductor wrote (the judge: {}):\n{}",
             failures.len(),
             self.judged.len(),
-            listed.join("\n")
+            self.judge_status,
+            self.judge_told
         );
     }
 

@@ -1,9 +1,9 @@
 //! The judge bites: for every link kind, lines that break the schema (a missing field, a wrong
 //! tag, a response to nothing, a method out of place) are rejected, and their good twins pass.
 
-use super::judge::{Judged, judge_link};
-use super::legacy::Legacy;
-use super::links::{LinkKind, LinkRecord};
+use acp_conformance_judge::judge::{Judged, judge_link};
+use acp_conformance_judge::legacy::Legacy;
+use acp_conformance_judge::links::{LinkKind, LinkRecord};
 
 /// The verdict on `written`, the peer having sent `peer_sent` before.
 fn judge(kind: LinkKind, peer_sent: &[&str], written: &str) -> Judged {
