@@ -15,7 +15,7 @@ use crate::router::topology::{ChainMode, Topology};
 use crate::router::{ChainLink, DialectChoice, Finish, Role, Router};
 use crate::signals::StopSignals;
 use crate::supervisor::Supervisor;
-use crate::trace::{self, Trace};
+use crate::trace::{self, Trace, TraceError};
 
 const EVENT_QUEUE: usize = 1024;
 /// The name of position 0 in logs, errors and the trace.
@@ -137,7 +137,7 @@ pub(crate) async fn run_with(
 
 /// The trace `config` asks for, started: its header lists the chain as the router will name
 /// it (position 0 is the editor, or in proxy mode the parent conductor).
-fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, String> {
+fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, TraceError> {
     let Some(file) = &config.conductor.trace.file else {
         return Ok(None);
     };
@@ -173,9 +173,7 @@ fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, String
         });
     }
     let secrets = trace::secrets_of(config);
-    Trace::start(file, &config.conductor.trace, &secrets, &components)
-        .map_err(|error| format!("cannot write the trace to {}: {error}", file.display()))
-        .map(Some)
+    Trace::start(file, &config.conductor.trace, &secrets, &components).map(Some)
 }
 
 /// Shows `watcher` the chain, then each event before passing it on to the router.
