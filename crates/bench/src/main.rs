@@ -35,9 +35,31 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(options: &Options, argv: &[String]) -> Result<ExitCode, String> {
+/// Why the benchmarks could not be run (a scenario's own failure is in its figures instead).
+#[derive(Debug, thiserror::Error)]
+enum BenchError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot locate acp-bench itself: {0}")]
+    OwnExecutable(std::io::Error),
+    #[error("{} not found; {hint}", path.display())]
+    Missing { path: PathBuf, hint: &'static str },
+}
+
+/// `BenchError::Io` for `path`.
+fn at(path: &Path) -> impl FnOnce(std::io::Error) -> BenchError + '_ {
+    move |source| BenchError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn run(options: &Options, argv: &[String]) -> Result<ExitCode, BenchError> {
     let scratch = std::env::temp_dir().join(format!("acp-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    std::fs::create_dir_all(&scratch).map_err(at(&scratch))?;
     let programs = programs(options, scratch.clone())?;
 
     let mut targets = vec![Target::Direct];
@@ -94,7 +116,7 @@ fn run(options: &Options, argv: &[String]) -> Result<ExitCode, String> {
     if let Some(path) = &options.write {
         let existing = std::fs::read_to_string(path).ok();
         let document = report::splice_section(existing.as_deref(), &section);
-        std::fs::write(path, document).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, document).map_err(at(path))?;
         eprintln!("acp-bench: wrote the figures section of {}", path.display());
     }
 
@@ -109,19 +131,18 @@ fn run(options: &Options, argv: &[String]) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn programs(options: &Options, scratch: PathBuf) -> Result<Programs, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot locate acp-bench itself: {e}"))?;
+fn programs(options: &Options, scratch: PathBuf) -> Result<Programs, BenchError> {
+    let exe = std::env::current_exe().map_err(BenchError::OwnExecutable)?;
     let beside = |name: &str| {
         exe.parent()
             .map(|dir| dir.join(name))
             .unwrap_or_else(|| name.into())
     };
-    let existing = |path: PathBuf, hint: &str| {
+    let existing = |path: PathBuf, hint: &'static str| {
         if path.is_file() {
             Ok(path)
         } else {
-            Err(format!("{} not found; {hint}", path.display()))
+            Err(BenchError::Missing { path, hint })
         }
     };
     let build_hint = "build it with `cargo build --release -p acp-conductor -p acp-bench`";
@@ -155,8 +176,8 @@ fn programs(options: &Options, scratch: PathBuf) -> Result<Programs, String> {
         scratch,
         trace_dir: match &options.trace_dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-                Some(std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?)
+                std::fs::create_dir_all(dir).map_err(at(dir))?;
+                Some(std::path::absolute(dir).map_err(at(dir))?)
             }
             None => None,
         },

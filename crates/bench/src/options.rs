@@ -96,11 +96,30 @@ fn quick(settings: &mut Settings) {
     };
 }
 
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
+/// Why the command line cannot be run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("{0} needs a value")]
+    NeedsValue(String),
+    #[error("{flag}: `{text}` is not a valid number")]
+    NotANumber { flag: String, text: String },
+    #[error("{flag}: {source}")]
+    NotADuration {
+        flag: String,
+        source: std::time::TryFromFloatSecsError,
+    },
+    #[error("unknown option `{0}`")]
+    Unknown(String),
+}
+
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, OptionError> {
     let mut options = Options::default();
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| OptionError::NeedsValue(flag.clone()))
+        };
         let s = &mut options.settings;
         match flag.as_str() {
             "-h" | "--help" => options.help = true,
@@ -132,24 +151,30 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             "--big-bytes" => s.big_bytes = number(&flag, &value()?)?,
             "--time-limit" => {
                 let secs: f64 = number(&flag, &value()?)?;
-                s.time_limit =
-                    Duration::try_from_secs_f64(secs).map_err(|e| format!("{flag}: {e}"))?;
+                s.time_limit = Duration::try_from_secs_f64(secs).map_err(|source| {
+                    OptionError::NotADuration {
+                        flag: flag.clone(),
+                        source,
+                    }
+                })?;
             }
             "--quick" => quick(s),
             "--write" => options.write = Some(value()?.into()),
             "--trace-dir" => options.trace_dir = Some(value()?.into()),
-            other => return Err(format!("unknown option `{other}`")),
+            other => return Err(OptionError::Unknown(other.to_owned())),
         }
     }
     Ok(options)
 }
 
-fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("{flag}: `{text}` is not a valid number"))
+fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, OptionError> {
+    text.parse().map_err(|_| OptionError::NotANumber {
+        flag: flag.to_owned(),
+        text: text.to_owned(),
+    })
 }
 
-fn list(flag: &str, text: &str) -> Result<Vec<usize>, String> {
+fn list(flag: &str, text: &str) -> Result<Vec<usize>, OptionError> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
@@ -162,7 +187,7 @@ fn list(flag: &str, text: &str) -> Result<Vec<usize>, String> {
 mod tests {
     use super::*;
 
-    fn parse_words(words: &str) -> Result<Options, String> {
+    fn parse_words(words: &str) -> Result<Options, OptionError> {
         parse(words.split_whitespace().map(str::to_owned))
     }
 
@@ -217,7 +242,10 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error() {
-        assert_eq!(parse_words("--small").unwrap_err(), "--small needs a value");
+        assert_eq!(
+            parse_words("--small").unwrap_err().to_string(),
+            "--small needs a value"
+        );
         assert!(parse_words("--small many").is_err());
         assert!(parse_words("--proxies 0,x").is_err());
         assert!(
@@ -228,7 +256,7 @@ mod tests {
         );
         assert!(parse_words("--time-limit -1").is_err());
         assert_eq!(
-            parse_words("--fast").unwrap_err(),
+            parse_words("--fast").unwrap_err().to_string(),
             "unknown option `--fast`"
         );
     }

@@ -2,14 +2,17 @@
 //! remote editors), `check`, `doctor`, `agents`, `prompt`. Parses arguments and picks a runtime; the work is done by `run`,
 //! `config`, `doctor`, `registry` and `acp-prompt`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::config::{self, Mode};
-use crate::prompt_command::{self, PromptRequest};
+use crate::config::{self, ConfigErrors, Mode};
+use crate::doctor::DoctorError;
+use crate::prompt_command::{self, PromptError, PromptRequest};
+use crate::registry::RegistryError;
 use crate::run;
+use crate::trace_view::ViewError;
 use acp_router::Finish;
 use acp_router::topology::ChainMode;
 
@@ -108,15 +111,65 @@ enum Permissions {
 /// Exit status for a configuration that cannot be used (sysexits EX_CONFIG).
 const EX_CONFIG: u8 = 78;
 
+/// Why a command ended in failure. `Display` is what goes to stderr; [`exit_code`] is the one
+/// place that turns it into an exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The configuration cannot be used (`run`, `check`, `prompt`).
+    #[error("{0}")]
+    Config(#[from] ConfigErrors),
+    #[error(transparent)]
+    Doctor(#[from] DoctorError),
+    #[error("acp-conductor agents: {0}")]
+    Agents(#[from] RegistryError),
+    #[error("trace view: {0}")]
+    TraceView(#[from] ViewError),
+    #[error("acp-conductor: {0}")]
+    Prompt(#[from] PromptError),
+    /// The chain stopped on a failure; the log said which.
+    #[error("the chain stopped on a failure")]
+    ChainFailed,
+}
+
+impl CommandError {
+    /// What to print to stderr, unless the command has said it already (in its log or its
+    /// report).
+    pub fn message(&self) -> Option<String> {
+        match self {
+            CommandError::ChainFailed | CommandError::Doctor(DoctorError::ProblemsFound(_)) => None,
+            other => Some(other.to_string()),
+        }
+    }
+}
+
+/// The exit status of a failed command: 78 (`EX_CONFIG`) when the configuration cannot be
+/// used, 1 otherwise.
+pub fn exit_status(error: &CommandError) -> u8 {
+    match error {
+        CommandError::Config(_) | CommandError::Doctor(DoctorError::Unreadable(_)) => EX_CONFIG,
+        CommandError::Doctor(DoctorError::ProblemsFound(_))
+        | CommandError::Agents(_)
+        | CommandError::TraceView(_)
+        | CommandError::Prompt(_)
+        | CommandError::ChainFailed => 1,
+    }
+}
+
+pub fn exit_code(error: &CommandError) -> ExitCode {
+    ExitCode::from(exit_status(error))
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let log = cli.log.as_deref();
     match cli.command {
+        // Both report and set their exit status themselves (blocking std I/O; the remote server).
         Command::McpBridge { socket, server } => crate::mcp::shim::run(&socket, &server),
-        Command::Trace(args) => crate::trace_view::main(args, cli.log.as_deref()),
-        Command::Serve(args) => crate::remote::serve::main(args, cli.log.as_deref()),
+        Command::Serve(args) => crate::remote::serve::main(args, log),
+        Command::Trace(args) => finish(crate::trace_view::main(args, log)),
         Command::Check { config } => {
-            crate::logging::init(cli.log.as_deref(), "warn");
-            config::check(&config)
+            crate::logging::init(log, "warn");
+            finish(config::check(&config))
         }
         Command::Doctor {
             config,
@@ -124,40 +177,26 @@ pub fn main() -> ExitCode {
             probe,
         } => {
             // The report says what went wrong; `--log` shows the conductor's own lines too.
-            crate::logging::init(cli.log.as_deref(), "off");
-            crate::doctor::doctor_command(&crate::doctor::DoctorRequest {
-                config: &config,
-                editor_path: path.as_deref(),
-                probe,
-            })
+            crate::logging::init(log, "off");
+            finish(crate::doctor::doctor_command(
+                &crate::doctor::DoctorRequest {
+                    config: &config,
+                    editor_path: path.as_deref(),
+                    probe,
+                },
+            ))
         }
         Command::Agents { registry_file } => {
-            crate::logging::init(cli.log.as_deref(), "warn");
-            crate::registry::agents_command(registry_file.as_deref())
+            crate::logging::init(log, "warn");
+            finish(crate::registry::agents_command(registry_file.as_deref()))
         }
         Command::Run {
             config,
             proxy,
             trace,
         } => {
-            crate::logging::init(cli.log.as_deref(), "info");
-            let forced = proxy.then_some(Mode::Proxy);
-            let mut config = match config::load_in_mode(&config, forced) {
-                Ok(c) => c,
-                Err(errors) => {
-                    eprintln!("{errors}");
-                    return ExitCode::from(EX_CONFIG);
-                }
-            };
-            if let Some(file) = trace {
-                config.conductor.trace.file = Some(std::path::absolute(&file).unwrap_or(file));
-            }
-            let mode = match config.conductor.mode {
-                Mode::Proxy => ChainMode::Proxy,
-                Mode::Agent => ChainMode::Agent,
-            };
-            let finish = runtime().block_on(run::run(&config, mode));
-            exit_code(finish)
+            crate::logging::init(log, "info");
+            finish(run_chain(&config, proxy, trace))
         }
         Command::Prompt {
             config,
@@ -166,14 +205,8 @@ pub fn main() -> ExitCode {
             prompts,
         } => {
             // No logging set up: acp-prompt does that, and reports a bad filter once.
-            let log = crate::logging::filter_spec(cli.log.as_deref(), "warn");
-            // Checked here too, so that a bad file is reported the same with or without
-            // `acp-prompt` installed.
-            if let Err(errors) = config::load(&config) {
-                eprintln!("{errors}");
-                return ExitCode::from(EX_CONFIG);
-            }
-            prompt_command::exec(&PromptRequest {
+            let log = crate::logging::filter_spec(log, "warn");
+            finish(prompt(&PromptRequest {
                 config: &config,
                 log: &log,
                 permissions: match permissions {
@@ -182,9 +215,47 @@ pub fn main() -> ExitCode {
                 },
                 cwd: cwd.as_deref(),
                 prompts: &prompts,
-            })
+            }))
         }
     }
+}
+
+/// A command's outcome as its exit status, with why it failed on stderr.
+fn finish<E: Into<CommandError>>(outcome: Result<(), E>) -> ExitCode {
+    match outcome.map_err(Into::into) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            if let Some(message) = error.message() {
+                eprintln!("{message}");
+            }
+            exit_code(&error)
+        }
+    }
+}
+
+/// `run`: the chain, until it stops.
+fn run_chain(file: &Path, proxy: bool, trace: Option<PathBuf>) -> Result<(), CommandError> {
+    let forced = proxy.then_some(Mode::Proxy);
+    let mut config = config::load_in_mode(file, forced)?;
+    if let Some(file) = trace {
+        config.conductor.trace.file = Some(std::path::absolute(&file).unwrap_or(file));
+    }
+    let mode = match config.conductor.mode {
+        Mode::Proxy => ChainMode::Proxy,
+        Mode::Agent => ChainMode::Agent,
+    };
+    match runtime().block_on(run::run(&config, mode)) {
+        Finish::Stopped => Ok(()),
+        Finish::Failed => Err(CommandError::ChainFailed),
+    }
+}
+
+/// `prompt`: returns only when it could not become `acp-prompt`.
+fn prompt(request: &PromptRequest<'_>) -> Result<(), CommandError> {
+    // Checked here too, so that a bad file is reported the same with or without
+    // `acp-prompt` installed.
+    config::load(request.config)?;
+    Err(prompt_command::exec(request).into())
 }
 
 /// One thread for the router and every link that can be polled (child pipes, WASM guests,
@@ -196,11 +267,4 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("tokio runtime")
-}
-
-fn exit_code(finish: Finish) -> ExitCode {
-    match finish {
-        Finish::Stopped => ExitCode::SUCCESS,
-        Finish::Failed => ExitCode::FAILURE,
-    }
 }

@@ -3,6 +3,7 @@
 #![deny(clippy::print_stdout)]
 
 pub mod cli;
+pub mod client_tls;
 pub mod component;
 pub mod config;
 pub mod doctor;

@@ -3,8 +3,9 @@
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
+
+use crate::config::ResolveError;
 
 /// The program that plays the editor.
 const PROMPT_PROGRAM: &str = "acp-prompt";
@@ -26,31 +27,41 @@ pub struct PromptRequest<'a> {
 ///
 /// The process keeps its id, so whoever started `acp-conductor prompt` (a shell, a script
 /// sending it signals) deals with the prompt client directly, and its exit status is the prompt's.
-pub fn exec(request: &PromptRequest<'_>) -> ExitCode {
+pub fn exec(request: &PromptRequest<'_>) -> PromptError {
     let program = match crate::config::find_shipped_program(PROMPT_PROGRAM) {
         Ok(program) => program,
-        Err(message) => {
-            eprintln!(
-                "acp-conductor: `prompt` needs the program `{PROMPT_PROGRAM}`: {message} (build \
-                 it with `cargo build -p acp-demo`, or install it next to acp-conductor)"
-            );
-            return ExitCode::FAILURE;
-        }
+        Err(error) => return PromptError::NoPromptProgram(error),
     };
     let conductor = match std::env::current_exe() {
         Ok(conductor) => conductor,
-        Err(e) => {
-            eprintln!("acp-conductor: cannot find its own executable for `prompt`: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(error) => return PromptError::OwnExecutable(error),
     };
     let error = std::process::Command::new(&program)
         // The client names itself after this: its messages read as the conductor's did.
         .arg0("acp-conductor")
         .args(arguments(&conductor, request))
         .exec();
-    eprintln!("acp-conductor: cannot run {}: {error}", program.display());
-    ExitCode::FAILURE
+    PromptError::Exec {
+        program,
+        source: error,
+    }
+}
+
+/// Why `prompt` could not hand over to `acp-prompt`.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error(
+        "`prompt` needs the program `{PROMPT_PROGRAM}`: {0} (build it with `cargo build -p \
+         acp-demo`, or install it next to acp-conductor)"
+    )]
+    NoPromptProgram(ResolveError),
+    #[error("cannot find its own executable for `prompt`: {0}")]
+    OwnExecutable(std::io::Error),
+    #[error("cannot run {}: {source}", program.display())]
+    Exec {
+        program: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// `acp-prompt`'s arguments for `request`, with `conductor` as the conductor to start.

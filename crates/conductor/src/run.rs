@@ -14,7 +14,7 @@ use crate::event::Event;
 use crate::link::{Link, LinkDone, LinkId, LinkLimits, Links};
 use crate::signals::StopSignals;
 use crate::supervisor::Supervisor;
-use crate::trace::{self, Trace};
+use crate::trace::{self, Trace, TraceError};
 use acp_router::topology::{ChainMode, Topology};
 use acp_router::{DialectChoice, Finish, Role};
 
@@ -138,7 +138,7 @@ pub(crate) async fn run_with(
 
 /// The trace `config` asks for, started: its header lists the chain as the router will name
 /// it (position 0 is the editor, or in proxy mode the parent conductor).
-fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, String> {
+fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, TraceError> {
     let Some(file) = &config.conductor.trace.file else {
         return Ok(None);
     };
@@ -174,9 +174,7 @@ fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, String
         });
     }
     let secrets = trace::secrets_of(config);
-    Trace::start(file, &config.conductor.trace, &secrets, &components)
-        .map_err(|error| format!("cannot write the trace to {}: {error}", file.display()))
-        .map(Some)
+    Trace::start(file, &config.conductor.trace, &secrets, &components).map(Some)
 }
 
 /// Shows `watcher` the chain, then each event before passing it on to the router.

@@ -35,8 +35,13 @@ impl Level {
     }
 }
 
+/// A `--log-level` or `$ACP_PROXY_LOG` that names no level.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown log level `{0}` (expected off, error, warn, info, debug or trace)")]
+pub struct UnknownLevel(pub String);
+
 impl std::str::FromStr for Level {
-    type Err = String;
+    type Err = UnknownLevel;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -46,9 +51,7 @@ impl std::str::FromStr for Level {
             "info" => Ok(Level::Info),
             "debug" => Ok(Level::Debug),
             "trace" => Ok(Level::Trace),
-            other => Err(format!(
-                "unknown log level `{other}` (expected off, error, warn, info, debug or trace)"
-            )),
+            other => Err(UnknownLevel(other.to_owned())),
         }
     }
 }

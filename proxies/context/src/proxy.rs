@@ -219,17 +219,26 @@ fn load_files(
     files
 }
 
-fn read_text(path: &Path, max_bytes: u64) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+fn read_text(path: &Path, max_bytes: u64) -> Result<String, Skipped> {
+    let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
     // One byte over the limit is enough to know the file is too large.
-    file.take(max_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max_bytes {
-        return Err(format!("larger than {max_bytes} bytes"));
+        return Err(Skipped::TooLarge(max_bytes));
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    String::from_utf8(bytes).map_err(|_| Skipped::NotText)
+}
+
+/// Why a context file is left out (and a warning says so).
+#[derive(Debug, thiserror::Error)]
+enum Skipped {
+    #[error("{0}")]
+    Unreadable(#[from] std::io::Error),
+    #[error("larger than {0} bytes")]
+    TooLarge(u64),
+    #[error("not UTF-8 text")]
+    NotText,
 }
 
 fn dedup(items: &mut Vec<String>) {

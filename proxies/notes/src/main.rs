@@ -49,13 +49,18 @@ struct Args {
 }
 
 /// Agents build tool names from server names (`mcp__notes__remember`), so keep them plain.
-fn server_name(text: &str) -> Result<String, String> {
+fn server_name(text: &str) -> Result<String, NotAServerName> {
     let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
     if text.is_empty() || text.len() > 64 || !text.chars().all(plain) {
-        return Err("use 1 to 64 ASCII letters, digits, `-` or `_`".into());
+        return Err(NotAServerName);
     }
     Ok(text.to_string())
 }
+
+/// A `--name` agents could not build tool names from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("use 1 to 64 ASCII letters, digits, `-` or `_`")]
+struct NotAServerName;
 
 fn main() -> ExitCode {
     let args = Args::parse();

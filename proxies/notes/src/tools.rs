@@ -32,40 +32,27 @@ impl Notebook {
     }
 
     /// Stores `note` (trimmed) and returns its number, or says why it cannot be stored.
-    pub fn remember(&mut self, note: &str) -> Result<usize, String> {
+    pub fn remember(&mut self, note: &str) -> Result<usize, ToolError> {
         let note = note.trim();
         if note.is_empty() {
-            return Err("The note is empty: give the text to remember in `note`.".into());
+            return Err(ToolError::EmptyNote);
         }
         if note.len() > MAX_NOTE_BYTES {
-            return Err(format!(
-                "The note is {} bytes long; a note may have at most {MAX_NOTE_BYTES} bytes (4 KiB). \
-                 Shorten it or split it into several notes.",
-                note.len()
-            ));
+            return Err(ToolError::NoteTooLong(note.len()));
         }
         if self.notes.len() >= MAX_NOTES {
-            return Err(format!(
-                "This session already has {MAX_NOTES} notes, the most it may hold. \
-                 Forget one before remembering another."
-            ));
+            return Err(ToolError::Full);
         }
         self.notes.push(note.to_string());
         Ok(self.notes.len())
     }
 
     /// Removes note `number` (from 1) and returns it; later notes move up by one.
-    pub fn forget(&mut self, number: u64) -> Result<String, String> {
+    pub fn forget(&mut self, number: u64) -> Result<String, ToolError> {
         let count = self.notes.len();
         match usize::try_from(number) {
             Ok(n) if (1..=count).contains(&n) => Ok(self.notes.remove(n - 1)),
-            _ if count == 0 => Err(format!(
-                "There is no note {number}: this session has no notes."
-            )),
-            _ => Err(format!(
-                "There is no note {number}: this session has {} (numbered 1 to {count}).",
-                plural(count, "note")
-            )),
+            _ => Err(ToolError::NoSuchNote { number, count }),
         }
     }
 
@@ -76,6 +63,55 @@ impl Notebook {
         let dropped = other.notes.len().saturating_sub(room);
         self.notes.extend(other.notes.into_iter().take(room));
         dropped
+    }
+}
+
+/// Why a tool call failed; the text is for the agent, which can correct itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("The note is empty: give the text to remember in `note`.")]
+    EmptyNote,
+    #[error(
+        "The note is {0} bytes long; a note may have at most {MAX_NOTE_BYTES} bytes (4 KiB). \
+         Shorten it or split it into several notes."
+    )]
+    NoteTooLong(usize),
+    #[error(
+        "This session already has {MAX_NOTES} notes, the most it may hold. Forget one before \
+         remembering another."
+    )]
+    Full,
+    #[error("There is no note {number}: this session has {}.", held(*count))]
+    NoSuchNote { number: u64, count: usize },
+    #[error("Missing argument `{argument}`: {meaning}.")]
+    Missing {
+        argument: &'static str,
+        meaning: &'static str,
+    },
+    /// `found` says what was given instead: a JSON kind ("a string"), or the number itself.
+    #[error("`{argument}` must be {expected}, not {found}.")]
+    WrongType {
+        argument: &'static str,
+        expected: &'static str,
+        found: String,
+    },
+    #[error("`number` must be 1 or more: notes are numbered from 1.")]
+    NumberBelowOne,
+    #[error("The arguments of `{tool}` must be a JSON object, not {found}.")]
+    ArgumentsNotAnObject { tool: String, found: &'static str },
+    #[error("Unexpected argument `{argument}`: `{tool}` takes {takes}.")]
+    UnexpectedArgument {
+        argument: String,
+        tool: String,
+        takes: String,
+    },
+}
+
+/// "no notes", "2 notes (numbered 1 to 2)".
+fn held(count: usize) -> String {
+    match count {
+        0 => "no notes".to_owned(),
+        n => format!("{} (numbered 1 to {n})", plural(n, "note")),
     }
 }
 
@@ -182,20 +218,26 @@ pub fn call(notebook: &mut Notebook, name: &str, arguments: Option<&Value>) -> O
         "forget" => forget(notebook, arguments),
         _ => return None,
     };
-    Some(output.unwrap_or_else(ToolOutput::error))
+    Some(output.unwrap_or_else(|error| ToolOutput::error(error.to_string())))
 }
 
-fn remember(notebook: &mut Notebook, arguments: Option<&Value>) -> Result<ToolOutput, String> {
+fn remember(notebook: &mut Notebook, arguments: Option<&Value>) -> Result<ToolOutput, ToolError> {
     let arguments = arguments_of("remember", arguments, &["note"])?;
     let note = match arguments.get("note") {
         Some(Value::String(note)) => note,
         Some(other) => {
-            return Err(format!(
-                "`note` must be a string, not {}.",
-                json_kind(other)
-            ));
+            return Err(ToolError::WrongType {
+                argument: "note",
+                expected: "a string",
+                found: json_kind(other).to_owned(),
+            });
         }
-        None => return Err("Missing argument `note`: the text to remember.".into()),
+        None => {
+            return Err(ToolError::Missing {
+                argument: "note",
+                meaning: "the text to remember",
+            });
+        }
     };
     let number = notebook.remember(note)?;
     let stored = &notebook.notes()[number - 1];
@@ -204,7 +246,7 @@ fn remember(notebook: &mut Notebook, arguments: Option<&Value>) -> Result<ToolOu
     )))
 }
 
-fn recall(notebook: &mut Notebook, arguments: Option<&Value>) -> Result<ToolOutput, String> {
+fn recall(notebook: &mut Notebook, arguments: Option<&Value>) -> Result<ToolOutput, ToolError> {
     arguments_of("recall", arguments, &[])?;
     if notebook.is_empty() {
         return Ok(ToolOutput::ok(
@@ -218,20 +260,16 @@ fn recall(notebook: &mut Notebook, arguments: Option<&Value>) -> Result<ToolOutp
     Ok(ToolOutput::ok(text))
 }
 
-fn forget(notebook: &mut Notebook, arguments: Option<&Value>) -> Result<ToolOutput, String> {
+fn forget(notebook: &mut Notebook, arguments: Option<&Value>) -> Result<ToolOutput, ToolError> {
     let arguments = arguments_of("forget", arguments, &["number"])?;
     let number = match arguments.get("number") {
         Some(Value::Number(n)) => whole_number(n)?,
-        Some(other) => {
-            return Err(format!(
-                "`number` must be an integer, not {}.",
-                json_kind(other)
-            ));
-        }
+        Some(other) => return Err(not_an_integer(json_kind(other))),
         None => {
-            return Err(
-                "Missing argument `number`: the note's number as `recall` lists it.".into(),
-            );
+            return Err(ToolError::Missing {
+                argument: "number",
+                meaning: "the note's number as `recall` lists it",
+            });
         }
     };
     let note = notebook.forget(number)?;
@@ -256,15 +294,15 @@ fn arguments_of(
     tool: &str,
     arguments: Option<&Value>,
     allowed: &[&str],
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, ToolError> {
     let members = match arguments {
         None | Some(Value::Null) => return Ok(Map::new()),
         Some(Value::Object(members)) => members,
         Some(other) => {
-            return Err(format!(
-                "The arguments of `{tool}` must be a JSON object, not {}.",
-                json_kind(other)
-            ));
+            return Err(ToolError::ArgumentsNotAnObject {
+                tool: tool.to_owned(),
+                found: json_kind(other),
+            });
         }
     };
     if let Some(unexpected) = members.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -277,28 +315,38 @@ fn arguments_of(
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        return Err(format!(
-            "Unexpected argument `{unexpected}`: `{tool}` takes {takes}."
-        ));
+        return Err(ToolError::UnexpectedArgument {
+            argument: unexpected.clone(),
+            tool: tool.to_owned(),
+            takes,
+        });
     }
     Ok(members.clone())
 }
 
 /// A JSON number that is a whole number of at least 1 (`2` and `2.0` alike).
-fn whole_number(n: &serde_json::Number) -> Result<u64, String> {
+fn whole_number(n: &serde_json::Number) -> Result<u64, ToolError> {
     if let Some(n) = n.as_u64() {
         return if n >= 1 {
             Ok(n)
         } else {
-            Err("`number` must be 1 or more: notes are numbered from 1.".into())
+            Err(ToolError::NumberBelowOne)
         };
     }
     match n.as_f64() {
-        Some(f) if f.fract() != 0.0 => Err(format!("`number` must be an integer, not {n}.")),
-        Some(f) if f < 1.0 => Err("`number` must be 1 or more: notes are numbered from 1.".into()),
+        Some(f) if f.fract() != 0.0 => Err(not_an_integer(&n.to_string())),
+        Some(f) if f < 1.0 => Err(ToolError::NumberBelowOne),
         // Past u64::MAX there is no such note either; the cast saturates.
         Some(f) => Ok(f as u64),
-        None => Err(format!("`number` must be an integer, not {n}.")),
+        None => Err(not_an_integer(&n.to_string())),
+    }
+}
+
+fn not_an_integer(found: &str) -> ToolError {
+    ToolError::WrongType {
+        argument: "number",
+        expected: "an integer",
+        found: found.to_owned(),
     }
 }
 
@@ -559,7 +607,7 @@ mod tests {
         let mut one = Notebook::new();
         one.remember("a").unwrap();
         assert_eq!(
-            one.forget(u64::MAX),
+            one.forget(u64::MAX).map_err(|e| e.to_string()),
             Err(format!(
                 "There is no note {}: this session has 1 note (numbered 1 to 1).",
                 u64::MAX

@@ -3,7 +3,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
 
 use super::duration::format_duration;
 use super::size::format_size;
@@ -11,24 +10,19 @@ use super::{
     AfterRestarts, AgentSpec, BuiltinAgent, CommandSpec, Config, DirMode, FailurePolicy, Mode,
     OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, WasmSpec, inspect,
 };
+use crate::config::ConfigErrors;
 use crate::remote::protocol::{Transport, shown_url};
 
-/// `EX_CONFIG` from BSD `sysexits.h`: the configuration is wrong.
-const EX_CONFIG: u8 = 78;
-
 /// Prints a one-paragraph summary of the chain to stdout when the file is valid (this is a
-/// command for humans, not the protocol), or every error to stderr. Exits 0 when valid,
-/// 78 (`EX_CONFIG`) when invalid or unreadable.
-pub fn check(path: &Path) -> ExitCode {
+/// command for humans, not the protocol); returns every error when it is invalid or unreadable.
+pub fn check(path: &Path) -> Result<(), ConfigErrors> {
     let exe_dir = super::conductor_exe_dir();
-    let code = run_check(
+    run_check(
         path,
         &|name| std::env::var(name).ok(),
         exe_dir.as_deref(),
         &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
-    );
-    ExitCode::from(code)
+    )
 }
 
 fn run_check(
@@ -36,20 +30,12 @@ fn run_check(
     env: &dyn Fn(&str) -> Option<String>,
     exe_dir: Option<&Path>,
     out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> u8 {
+) -> Result<(), ConfigErrors> {
+    let (config, notes) = inspect(path, env, exe_dir);
     // A failed write (a closed pipe) cannot be reported anywhere better; the exit code
     // still tells the caller whether the configuration is valid.
-    match inspect(path, env, exe_dir) {
-        (Ok(config), notes) => {
-            let _ = writeln!(out, "{}", summary(&config, notes.registry.as_ref()));
-            0
-        }
-        (Err(errors), _) => {
-            let _ = writeln!(err, "{errors}");
-            EX_CONFIG
-        }
-    }
+    let _ = writeln!(out, "{}", summary(&config?, notes.registry.as_ref()));
+    Ok(())
 }
 
 /// One paragraph: the chain in order from the editor, then the limits.
@@ -245,20 +231,28 @@ fn reached(remote: &RemoteSpec, details: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::process::ExitCode;
+
     use super::*;
+    use crate::cli::{CommandError, exit_code, exit_status};
     use crate::config::test_support::TempDir;
 
     /// Exit code, stdout and stderr of a check with no variables but `PATH`.
     fn run(temp: &TempDir, file: &Path) -> (u8, String, String) {
         let path_var = temp.path().join("bin").display().to_string();
         let lookup = |name: &str| (name == "PATH").then(|| path_var.clone());
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run_check(file, &lookup, None, &mut out, &mut err);
-        (
-            code,
-            String::from_utf8(out).unwrap(),
-            String::from_utf8(err).unwrap(),
-        )
+        let mut out = Vec::new();
+        let (code, err) = match run_check(file, &lookup, None, &mut out) {
+            Ok(()) => (0, String::new()),
+            Err(errors) => {
+                let error = CommandError::from(errors);
+                (
+                    exit_status(&error),
+                    format!("{}\n", error.message().unwrap()),
+                )
+            }
+        };
+        (code, String::from_utf8(out).unwrap(), err)
     }
 
     #[test]
@@ -385,6 +379,7 @@ mod tests {
             )),
             "{err}"
         );
-        assert_eq!(check(&missing), ExitCode::from(78));
+        let error = CommandError::from(check(&missing).unwrap_err());
+        assert_eq!(exit_code(&error), ExitCode::from(78));
     }
 }

@@ -15,6 +15,19 @@ pub struct ConfigError {
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// What kind of problem it is, for callers that treat one kind differently (`doctor`).
+    pub kind: ConfigErrorKind,
+}
+
+/// The kinds of configuration problem a caller may act on; the message says the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigErrorKind {
+    /// The file cannot be read at all.
+    Unreadable,
+    /// `${NAME}` names a variable that is not set where the conductor runs.
+    UnsetVariable { name: String },
+    /// Anything else the file gets wrong.
+    Invalid,
 }
 
 impl fmt::Display for ConfigError {
@@ -48,6 +61,7 @@ impl ConfigErrors {
             line: 0,
             column: 0,
             message: message.into(),
+            kind: ConfigErrorKind::Unreadable,
         }])
     }
 }
@@ -89,12 +103,23 @@ impl<'s> Diagnostics<'s> {
 
     /// Records `message` at byte `offset` of the source.
     pub(crate) fn error_at(&mut self, offset: usize, message: impl Into<String>) {
+        self.error_of_kind_at(offset, ConfigErrorKind::Invalid, message);
+    }
+
+    /// Records `message`, a problem of `kind`, at byte `offset` of the source.
+    pub(crate) fn error_of_kind_at(
+        &mut self,
+        offset: usize,
+        kind: ConfigErrorKind,
+        message: impl Into<String>,
+    ) {
         let (line, column) = self.location(offset);
         self.errors.push(ConfigError {
             file: self.file.clone(),
             line,
             column,
             message: message.into(),
+            kind,
         });
     }
 

@@ -7,7 +7,7 @@ const UNITS: [(&str, u64); 4] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3
 
 /// Parses a whole number followed by a unit; the unit is required because a bare number
 /// is ambiguous between seconds and milliseconds.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let digits_end = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
@@ -18,17 +18,25 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         .find(|(name, _)| *name == unit)
         .map(|(_, multiplier)| *multiplier);
     let (Some(multiplier), false) = (multiplier, digits.is_empty()) else {
-        return Err(format!(
-            "invalid duration \"{text}\": write a whole number followed by ms, s, m or h, \
-             such as \"30s\""
-        ));
+        return Err(DurationError::Invalid(text.to_owned()));
     };
     digits
         .parse::<u64>()
         .ok()
         .and_then(|count| count.checked_mul(multiplier))
         .map(Duration::from_millis)
-        .ok_or_else(|| format!("duration \"{text}\" is too long"))
+        .ok_or_else(|| DurationError::TooLong(text.to_owned()))
+}
+
+/// Why a text is not a duration; each names the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DurationError {
+    #[error(
+        "invalid duration \"{0}\": write a whole number followed by ms, s, m or h, such as \"30s\""
+    )]
+    Invalid(String),
+    #[error("duration \"{0}\" is too long")]
+    TooLong(String),
 }
 
 /// The shortest exact rendering of a duration, for summaries ("30s", "1500ms").
@@ -64,7 +72,7 @@ mod tests {
         for text in [
             "", "5", "s", "1.5s", "-1s", "5sec", "5S", "5 s ", "2d", "5us",
         ] {
-            let error = parse_duration(text).unwrap_err();
+            let error = parse_duration(text).unwrap_err().to_string();
             assert_eq!(
                 error,
                 format!(
@@ -78,11 +86,11 @@ mod tests {
     #[test]
     fn overflowing_durations_are_rejected() {
         assert_eq!(
-            parse_duration("99999999999999999999h"),
+            parse_duration("99999999999999999999h").map_err(|e| e.to_string()),
             Err("duration \"99999999999999999999h\" is too long".to_owned())
         );
         assert_eq!(
-            parse_duration("18446744073709552h"),
+            parse_duration("18446744073709552h").map_err(|e| e.to_string()),
             Err("duration \"18446744073709552h\" is too long".to_owned())
         );
     }

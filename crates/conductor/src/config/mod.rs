@@ -34,11 +34,12 @@ use toml::de::DeTable;
 
 pub use acp_router::policy::{AfterRestarts, FailurePolicy, OnFailure};
 pub use check::check;
-pub use diagnostics::{ConfigError, ConfigErrors};
+pub use diagnostics::{ConfigError, ConfigErrorKind, ConfigErrors};
 pub use observe::{Observations, ProgramLookup, RegistryUse, VariableUse, inspect};
-pub use wasm_file::WasmKind;
+pub use wasm_file::{WasmFileError, WasmKind};
 
 pub(crate) use duration::format_duration;
+pub use resolve::ResolveError;
 pub(crate) use resolve::{ProgramSearch, resolve_program};
 #[cfg(not(feature = "wasm"))]
 pub(crate) use schema::NO_WASM;
@@ -423,7 +424,7 @@ fn parse_in_mode(
 
 /// The absolute path of `name`, a program shipped with the conductor, looked up as bare
 /// command names are: next to the running executable, then on `PATH`.
-pub fn find_shipped_program(name: &str) -> Result<PathBuf, String> {
+pub fn find_shipped_program(name: &str) -> Result<PathBuf, ResolveError> {
     let exe_dir = conductor_exe_dir();
     let search = resolve::ProgramSearch {
         exe_dir: exe_dir.as_deref(),

@@ -20,22 +20,23 @@ pub(crate) fn resolve_program(
     command: &str,
     config_dir: &Path,
     search: &ProgramSearch<'_>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, ResolveError> {
     if command.contains('/') {
         let program = relative_to(config_dir, command);
+        let command = command.to_owned();
         return match std::fs::metadata(&program) {
-            Err(_) => Err(format!(
-                "command `{command}` not found ({} does not exist)",
-                program.display()
-            )),
-            Ok(metadata) if metadata.is_dir() => Err(format!(
-                "command `{command}` is a directory ({})",
-                program.display()
-            )),
-            Ok(_) if !is_executable_file(&program) => Err(format!(
-                "command `{command}` is not executable ({})",
-                program.display()
-            )),
+            Err(_) => Err(ResolveError::Missing {
+                command,
+                path: program,
+            }),
+            Ok(metadata) if metadata.is_dir() => Err(ResolveError::IsADirectory {
+                command,
+                path: program,
+            }),
+            Ok(_) if !is_executable_file(&program) => Err(ResolveError::NotExecutable {
+                command,
+                path: program,
+            }),
             Ok(_) => Ok(program),
         };
     }
@@ -57,20 +58,44 @@ pub(crate) fn resolve_program(
         )
         .map(|dir| std::path::absolute(&dir).unwrap_or(dir).join(command))
         .find(|candidate| is_executable_file(candidate))
-        .ok_or_else(|| match search.exe_dir {
-            Some(_) => format!("command `{command}` not found next to acp-conductor or on PATH"),
-            None => format!("command `{command}` not found on PATH"),
+        .ok_or_else(|| ResolveError::NotFound {
+            command: command.to_owned(),
+            next_to_conductor: search.exe_dir.is_some(),
         })
 }
 
 /// Resolves a working directory against `config_dir`; it must be an existing directory.
-pub(crate) fn resolve_dir(dir: &str, config_dir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn resolve_dir(dir: &str, config_dir: &Path) -> Result<PathBuf, ResolveError> {
     let resolved = relative_to(config_dir, dir);
     match std::fs::metadata(&resolved) {
         Ok(metadata) if metadata.is_dir() => Ok(resolved),
-        Ok(_) => Err(format!("`cwd` {} is not a directory", resolved.display())),
-        Err(_) => Err(format!("`cwd` {} does not exist", resolved.display())),
+        Ok(_) => Err(ResolveError::CwdNotADirectory(resolved)),
+        Err(_) => Err(ResolveError::CwdMissing(resolved)),
     }
+}
+
+/// Why a `command` or a `cwd` names nothing usable on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("command `{command}` not found ({} does not exist)", path.display())]
+    Missing { command: String, path: PathBuf },
+    #[error("command `{command}` is a directory ({})", path.display())]
+    IsADirectory { command: String, path: PathBuf },
+    #[error("command `{command}` is not executable ({})", path.display())]
+    NotExecutable { command: String, path: PathBuf },
+    /// A bare name found neither next to the conductor (when that was searched) nor on `PATH`.
+    #[error(
+        "command `{command}` not found {}on PATH",
+        if *next_to_conductor { "next to acp-conductor or " } else { "" }
+    )]
+    NotFound {
+        command: String,
+        next_to_conductor: bool,
+    },
+    #[error("`cwd` {} is not a directory", .0.display())]
+    CwdNotADirectory(PathBuf),
+    #[error("`cwd` {} does not exist", .0.display())]
+    CwdMissing(PathBuf),
 }
 
 /// `text` as an absolute path, relative paths taken from `base`, with `.` segments removed.
@@ -171,7 +196,8 @@ mod tests {
         let temp = TempDir::new("missing");
         let exe_dir = temp.dir("exe");
         assert_eq!(
-            resolve_program("nope", temp.path(), &search(Some(&exe_dir), &[&exe_dir])),
+            resolve_program("nope", temp.path(), &search(Some(&exe_dir), &[&exe_dir]))
+                .map_err(|e| e.to_string()),
             Err("command `nope` not found next to acp-conductor or on PATH".to_owned())
         );
         assert_eq!(
@@ -182,7 +208,8 @@ mod tests {
                     exe_dir: None,
                     path_var: None
                 }
-            ),
+            )
+            .map_err(|e| e.to_string()),
             Err("command `nope` not found on PATH".to_owned())
         );
     }
@@ -224,7 +251,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            error,
+            error.to_string(),
             format!(
                 "command `bin/proxy` not found ({} does not exist)",
                 config_dir.join("bin/proxy").display()
@@ -239,14 +266,14 @@ mod tests {
         let dir = temp.dir("adir");
         let no_search = search(None, &[]);
         assert_eq!(
-            resolve_program("./plain", temp.path(), &no_search),
+            resolve_program("./plain", temp.path(), &no_search).map_err(|e| e.to_string()),
             Err(format!(
                 "command `./plain` is not executable ({})",
                 plain.display()
             ))
         );
         assert_eq!(
-            resolve_program("./adir", temp.path(), &no_search),
+            resolve_program("./adir", temp.path(), &no_search).map_err(|e| e.to_string()),
             Err(format!(
                 "command `./adir` is a directory ({})",
                 dir.display()
@@ -267,14 +294,14 @@ mod tests {
             Ok(work)
         );
         assert_eq!(
-            resolve_dir("missing", temp.path()),
+            resolve_dir("missing", temp.path()).map_err(|e| e.to_string()),
             Err(format!(
                 "`cwd` {} does not exist",
                 temp.path().join("missing").display()
             ))
         );
         assert_eq!(
-            resolve_dir("file", temp.path()),
+            resolve_dir("file", temp.path()).map_err(|e| e.to_string()),
             Err(format!(
                 "`cwd` {} is not a directory",
                 temp.path().join("file").display()

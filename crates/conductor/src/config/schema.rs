@@ -8,12 +8,12 @@ use std::time::Duration;
 use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
-use super::diagnostics::Diagnostics;
+use super::diagnostics::{ConfigErrorKind, Diagnostics};
 use super::duration::parse_duration;
 use super::interpolate::{InterpolationError, interpolate, references};
 use super::observe::{ProgramLookup, Recorder, VariableUse};
-use super::resolve::{ProgramSearch, relative_to, resolve_dir, resolve_program};
-use super::size::{parse_size, size_from_integer};
+use super::resolve::{ProgramSearch, ResolveError, relative_to, resolve_dir, resolve_program};
+use super::size::{SizeError, parse_size, size_from_integer};
 use super::suggest::did_you_mean;
 use super::{
     AgentSpec, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy, Mode,
@@ -597,7 +597,9 @@ impl Validator<'_, '_, '_> {
             return Some(PathBuf::from(command));
         }
         let found = self.look_up(command, span.clone(), component);
-        found.map_err(|message| self.error(span, message)).ok()
+        found
+            .map_err(|error| self.error(span, error.to_string()))
+            .ok()
     }
 
     /// Resolves `command` as a `command` value is, noting a bare name's lookup for `doctor`.
@@ -606,7 +608,7 @@ impl Validator<'_, '_, '_> {
         command: &str,
         span: Range<usize>,
         component: Option<&str>,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, ResolveError> {
         let found = resolve_program(
             command,
             self.surroundings.config_dir,
@@ -677,7 +679,7 @@ impl Validator<'_, '_, '_> {
             return Some(relative_to(self.surroundings.config_dir, dir));
         }
         resolve_dir(dir, self.surroundings.config_dir)
-            .map_err(|message| self.error(span, message))
+            .map_err(|error| self.error(span, error.to_string()))
             .ok()
     }
 
@@ -750,10 +752,16 @@ impl Validator<'_, '_, '_> {
             Ok(expanded) => Some(expanded),
             Err(errors) => {
                 for error in errors {
-                    let machine_only = matches!(error, InterpolationError::Unset { .. });
-                    if scope == Scope::FileAndMachine || !machine_only {
-                        self.error(span.clone(), error.message());
-                    }
+                    let kind = match &error {
+                        InterpolationError::Unset { name } if scope == Scope::FileAndMachine => {
+                            ConfigErrorKind::UnsetVariable { name: name.clone() }
+                        }
+                        // Disabled proxies are checked against the file, not the machine.
+                        InterpolationError::Unset { .. } => continue,
+                        InterpolationError::Malformed { .. } => ConfigErrorKind::Invalid,
+                    };
+                    self.diagnostics
+                        .error_of_kind_at(span.start, kind, error.message());
                 }
                 None
             }
@@ -890,7 +898,7 @@ impl Validator<'_, '_, '_> {
     fn size(&mut self, key: &str, value: &Value<'_>, scope: Scope) -> Option<usize> {
         let size = match value.get_ref() {
             DeValue::Integer(integer) => i128::from_str_radix(integer.as_str(), integer.radix())
-                .map_err(|_| format!("size {integer} is too large"))
+                .map_err(|_| SizeError::IntegerTooLarge(integer.to_string()))
                 .and_then(size_from_integer),
             DeValue::String(_) => parse_size(&self.string(key, value, scope)?),
             other => {

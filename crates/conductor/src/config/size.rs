@@ -10,7 +10,7 @@ const UNITS: [(&str, u64); 4] = [
 
 /// Parses a size string; sizes are always positive because every size we configure
 /// bounds a buffer, and a zero bound would refuse all traffic.
-pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_size(text: &str) -> Result<usize, SizeError> {
     let digits_end = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
@@ -22,36 +22,56 @@ pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
         .map(|(_, multiplier)| *multiplier)
         .or(unit.is_empty().then_some(1));
     let (Some(multiplier), false) = (multiplier, digits.is_empty()) else {
-        return Err(format!(
-            "invalid size \"{text}\": write a whole number of bytes, or a whole number \
-             followed by KiB, MiB or GiB, such as \"64MiB\"{}",
-            decimal_unit_hint(digits, unit)
-        ));
+        return Err(SizeError::Invalid {
+            text: text.to_owned(),
+            hint: decimal_unit_hint(digits, unit),
+        });
     };
     let bytes = digits
         .parse::<u64>()
         .ok()
         .and_then(|count| count.checked_mul(multiplier))
         .and_then(|bytes| usize::try_from(bytes).ok())
-        .ok_or_else(|| format!("size \"{text}\" is too large"))?;
+        .ok_or_else(|| SizeError::TooLarge(text.to_owned()))?;
     positive(bytes)
 }
 
 /// A size given as a TOML integer, in bytes.
-pub(crate) fn size_from_integer(integer: i128) -> Result<usize, String> {
+pub(crate) fn size_from_integer(integer: i128) -> Result<usize, SizeError> {
     if integer < 0 {
-        return Err(format!("size {integer} is negative"));
+        return Err(SizeError::Negative(integer));
     }
-    let bytes = usize::try_from(integer).map_err(|_| format!("size {integer} is too large"))?;
+    let bytes =
+        usize::try_from(integer).map_err(|_| SizeError::IntegerTooLarge(integer.to_string()))?;
     positive(bytes)
 }
 
-fn positive(bytes: usize) -> Result<usize, String> {
+fn positive(bytes: usize) -> Result<usize, SizeError> {
     if bytes == 0 {
-        Err("size must be greater than zero".to_owned())
+        Err(SizeError::Zero)
     } else {
         Ok(bytes)
     }
+}
+
+/// Why a text or an integer is not a size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SizeError {
+    /// `hint` suggests the binary unit a decimal or abbreviated one probably meant, or is empty.
+    #[error(
+        "invalid size \"{text}\": write a whole number of bytes, or a whole number followed by \
+         KiB, MiB or GiB, such as \"64MiB\"{hint}"
+    )]
+    Invalid { text: String, hint: String },
+    #[error("size \"{0}\" is too large")]
+    TooLarge(String),
+    /// An integer, as written.
+    #[error("size {0} is too large")]
+    IntegerTooLarge(String),
+    #[error("size {0} is negative")]
+    Negative(i128),
+    #[error("size must be greater than zero")]
+    Zero,
 }
 
 /// People often write decimal or abbreviated units; point them at the binary one we mean.
@@ -102,11 +122,11 @@ mod tests {
         for text in [
             "", "MiB", "1.5MiB", "-1", "64mb", "64 MiB ", "ten", " 5", "5 5", "0x10",
         ] {
-            let error = parse_size(text).unwrap_err();
+            let error = parse_size(text).unwrap_err().to_string();
             assert!(error.starts_with("invalid size"), "{text}: {error}");
         }
         assert_eq!(
-            parse_size("64Mi").unwrap_err(),
+            parse_size("64Mi").unwrap_err().to_string(),
             "invalid size \"64Mi\": write a whole number of bytes, or a whole number followed \
              by KiB, MiB or GiB, such as \"64MiB\""
         );
@@ -117,16 +137,19 @@ mod tests {
         assert!(
             parse_size("64MB")
                 .unwrap_err()
+                .to_string()
                 .ends_with("did you mean \"64MiB\"?")
         );
         assert!(
             parse_size("512k")
                 .unwrap_err()
+                .to_string()
                 .ends_with("did you mean \"512KiB\"?")
         );
         assert!(
             parse_size("1gib")
                 .unwrap_err()
+                .to_string()
                 .ends_with("did you mean \"1GiB\"?")
         );
     }
@@ -134,19 +157,19 @@ mod tests {
     #[test]
     fn zero_and_overflow_are_rejected() {
         assert_eq!(
-            parse_size("0"),
+            parse_size("0").map_err(|e| e.to_string()),
             Err("size must be greater than zero".to_owned())
         );
         assert_eq!(
-            parse_size("0GiB"),
+            parse_size("0GiB").map_err(|e| e.to_string()),
             Err("size must be greater than zero".to_owned())
         );
         assert_eq!(
-            parse_size("99999999999999999999GiB"),
+            parse_size("99999999999999999999GiB").map_err(|e| e.to_string()),
             Err("size \"99999999999999999999GiB\" is too large".to_owned())
         );
         assert_eq!(
-            parse_size("17179869184GiB"),
+            parse_size("17179869184GiB").map_err(|e| e.to_string()),
             Err("size \"17179869184GiB\" is too large".to_owned())
         );
     }
@@ -155,10 +178,13 @@ mod tests {
     fn integers_are_positive_byte_counts() {
         assert_eq!(size_from_integer(4096), Ok(4096));
         assert_eq!(
-            size_from_integer(0),
+            size_from_integer(0).map_err(|e| e.to_string()),
             Err("size must be greater than zero".to_owned())
         );
-        assert_eq!(size_from_integer(-5), Err("size -5 is negative".to_owned()));
+        assert_eq!(
+            size_from_integer(-5).map_err(|e| e.to_string()),
+            Err("size -5 is negative".to_owned())
+        );
     }
 
     #[test]

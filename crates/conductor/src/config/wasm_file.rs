@@ -34,14 +34,15 @@ impl WasmKind {
     }
 
     /// Reads the header of the file at `path`; the error says what is wrong with the file.
-    pub fn of_file(path: &Path) -> Result<WasmKind, String> {
-        let mut file = std::fs::File::open(path)
-            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-        let metadata = file
-            .metadata()
-            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    pub fn of_file(path: &Path) -> Result<WasmKind, WasmFileError> {
+        let unreadable = |error| WasmFileError::Unreadable {
+            path: path.to_path_buf(),
+            source: error,
+        };
+        let mut file = std::fs::File::open(path).map_err(unreadable)?;
+        let metadata = file.metadata().map_err(unreadable)?;
         if !metadata.is_file() {
-            return Err(format!("{} is not a file", path.display()));
+            return Err(WasmFileError::NotAFile(path.to_path_buf()));
         }
         let mut header = [0u8; 8];
         let mut filled = 0;
@@ -50,16 +51,11 @@ impl WasmKind {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(format!("cannot read {}: {error}", path.display())),
+                Err(error) => return Err(unreadable(error)),
             }
         }
-        WasmKind::detect(&header[..filled]).ok_or_else(|| {
-            format!(
-                "{} is not a WebAssembly module or component (build the proxy for \
-                 wasm32-wasip1 or wasm32-wasip2)",
-                path.display()
-            )
-        })
+        WasmKind::detect(&header[..filled])
+            .ok_or_else(|| WasmFileError::NotWasm(path.to_path_buf()))
     }
 
     /// How the kind is named in summaries and logs.
@@ -69,6 +65,24 @@ impl WasmKind {
             WasmKind::Component => "WASI 0.2 component",
         }
     }
+}
+
+/// Why a `.wasm` file is not a proxy that can be run.
+#[derive(Debug, thiserror::Error)]
+pub enum WasmFileError {
+    #[error("cannot read {}: {source}", path.display())]
+    Unreadable {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not a file", .0.display())]
+    NotAFile(std::path::PathBuf),
+    #[error(
+        "{} is not a WebAssembly module or component (build the proxy for wasm32-wasip1 or \
+         wasm32-wasip2)",
+        .0.display()
+    )]
+    NotWasm(std::path::PathBuf),
 }
 
 #[cfg(test)]

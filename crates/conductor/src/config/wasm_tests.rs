@@ -296,12 +296,12 @@ fn the_cache_directory_defaults_to_the_xdg_cache() {
 fn wasm_kinds_are_read_from_the_file_header() {
     let temp = machine("wasm-kinds");
     assert_eq!(
-        WasmKind::of_file(&conf(&temp, "p1.wasm")),
-        Ok(WasmKind::Module)
+        WasmKind::of_file(&conf(&temp, "p1.wasm")).ok(),
+        Some(WasmKind::Module)
     );
     assert_eq!(
-        WasmKind::of_file(&conf(&temp, "p2.wasm")),
-        Ok(WasmKind::Component)
+        WasmKind::of_file(&conf(&temp, "p2.wasm")).ok(),
+        Some(WasmKind::Component)
     );
     assert!(WasmKind::of_file(Path::new("/nonexistent.wasm")).is_err());
 }

@@ -35,7 +35,7 @@ pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> Strin
             }
             ProxyLaunch::Wasm(wasm) => {
                 let kind = WasmKind::of_file(&wasm.module)
-                    .map_or_else(|error| error, |kind| kind.describe().to_owned());
+                    .map_or_else(|error| error.to_string(), |kind| kind.describe().to_owned());
                 lines.push(format!(
                     "  {number}. proxy `{}`: WebAssembly in the conductor; {dialect}",
                     proxy.name

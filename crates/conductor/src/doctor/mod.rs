@@ -4,8 +4,8 @@
 //! variables the editor may not pass on; with `--probe` it starts the chain for real and
 //! times each component's answer to `initialize`. Prints a report for people to stdout.
 //!
-//! Exit status: 0 when no problem was found (warnings and notes do not count), 1 when one
-//! was, 78 (`EX_CONFIG`, as `check`) when the file cannot be read at all.
+//! Exit status (set by `cli`): 0 when no problem was found (warnings and notes do not count),
+//! 1 when one was, 78 (`EX_CONFIG`, as `check`) when the file cannot be read at all.
 
 mod chain;
 mod paths;
@@ -13,15 +13,11 @@ mod probe;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
 
-use crate::config::{self, Config, ConfigErrors, Observations};
+use crate::config::{self, Config, ConfigErrorKind, ConfigErrors, Observations};
 pub(crate) use paths::DESKTOP_PATH;
 use paths::Paths;
 use probe::{ComponentProbe, Outcome};
-
-/// `EX_CONFIG`: the file cannot be read.
-const EX_CONFIG: u8 = 78;
 
 /// Variables every session has; noting that an editor may lack them would be noise.
 const EVERYWHERE: &[&str] = &["HOME", "USER", "LOGNAME", "PATH", "SHELL", "TMPDIR", "LANG"];
@@ -56,13 +52,23 @@ pub(crate) struct Finding {
     pub(crate) hints: Vec<String>,
 }
 
+/// Why `doctor` ends in failure.
+#[derive(Debug, thiserror::Error)]
+pub enum DoctorError {
+    /// The file cannot be read at all, so there is no report.
+    #[error("{0}")]
+    Unreadable(ConfigErrors),
+    /// The report, on stdout, names each of them.
+    #[error("{0} problem(s) found")]
+    ProblemsFound(usize),
+}
+
 /// Runs `doctor` with this process's environment; the report on stdout.
-pub fn doctor_command(request: &DoctorRequest<'_>) -> ExitCode {
+pub fn doctor_command(request: &DoctorRequest<'_>) -> Result<(), DoctorError> {
     let vars = |name: &str| std::env::var(name).ok();
     let exe = std::env::current_exe().ok();
     let exe_dir = exe.as_deref().and_then(Path::parent);
-    let code = run_doctor(request, &vars, exe_dir, &mut std::io::stdout().lock());
-    ExitCode::from(code)
+    run_doctor(request, &vars, exe_dir, &mut std::io::stdout().lock())
 }
 
 fn run_doctor(
@@ -70,13 +76,15 @@ fn run_doctor(
     vars: &dyn Fn(&str) -> Option<String>,
     exe_dir: Option<&Path>,
     out: &mut dyn Write,
-) -> u8 {
+) -> Result<(), DoctorError> {
     let (loaded, notes) = config::inspect(request.config, vars, exe_dir);
     if let Err(errors) = &loaded
-        && errors.0.iter().all(|error| error.line == 0)
+        && errors
+            .0
+            .iter()
+            .all(|error| error.kind == ConfigErrorKind::Unreadable)
     {
-        eprintln!("{errors}");
-        return EX_CONFIG;
+        return Err(DoctorError::Unreadable(errors.clone()));
     }
     let shell_path = vars("PATH");
     let paths = Paths {
@@ -168,7 +176,10 @@ fn run_doctor(
         n => format!("{n} problems found."),
     };
     let _ = writeln!(out, "{summary}");
-    u8::from(problems > 0)
+    match problems {
+        0 => Ok(()),
+        n => Err(DoctorError::ProblemsFound(n)),
+    }
 }
 
 /// The configuration's errors, each with a hint where doctor knows more than `check`.
@@ -181,7 +192,8 @@ fn error_findings(errors: &ConfigErrors, notes: &Observations) -> Vec<Finding> {
             for unset in notes.variables.iter().filter(|v| {
                 !v.set && !v.has_default && (v.line, v.column) == (error.line, error.column)
             }) {
-                if error.message.contains(&format!("`{}`", unset.name)) {
+                if matches!(&error.kind, ConfigErrorKind::UnsetVariable { name } if *name == unset.name)
+                {
                     hints.push(format!(
                         "acp-conductor gets the environment the editor starts it with, not your \
                          shell's: set {} in the editor's settings for this agent server (its \

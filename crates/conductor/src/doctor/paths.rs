@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use super::{Finding, Severity};
 use crate::config::{
-    AgentSpec, CommandSpec, Config, Observations, ProgramSearch, ProxyLaunch, resolve_program,
+    AgentSpec, CommandSpec, Config, Observations, ProgramSearch, ProxyLaunch, ResolveError,
+    resolve_program,
 };
 
 /// The `PATH` a desktop-started editor gives its agents when `--path` says nothing else.
@@ -23,7 +24,7 @@ pub(crate) struct Paths<'a> {
 }
 
 impl Paths<'_> {
-    fn on_editor_path(&self, command: &str) -> Result<PathBuf, String> {
+    fn on_editor_path(&self, command: &str) -> Result<PathBuf, ResolveError> {
         let search = ProgramSearch {
             exe_dir: self.exe_dir,
             path_var: Some(self.editor.to_owned()),

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::cli::{CommandError, exit_status};
 use crate::config::test_support::TempDir;
 
 /// The report and exit status of `doctor` on `file` with `PATH` = `shell` and the editor's
@@ -22,7 +23,10 @@ fn report(file: &Path, shell: &str, editor: &str, vars: &[(&str, &str)]) -> (u8,
         editor_path: Some(editor),
         probe: false,
     };
-    let code = run_doctor(&request, &lookup, None, &mut out);
+    let code = match run_doctor(&request, &lookup, None, &mut out) {
+        Ok(()) => 0,
+        Err(error) => exit_status(&CommandError::from(error)),
+    };
     (code, String::from_utf8(out).unwrap())
 }
 

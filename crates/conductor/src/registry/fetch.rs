@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use super::{Origin, Registry};
+use super::{Origin, Registry, RegistryError, SetupError};
 
 /// Where the ACP project publishes the registry.
 pub const DEFAULT_URL: &str =
@@ -21,7 +21,7 @@ pub const DEFAULT_URL: &str =
 pub const URL_VARIABLE: &str = "ACP_CONDUCTOR_REGISTRY_URL";
 /// How long a fetched registry is used before it is fetched again.
 pub const CACHE_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
-/// The whole request, connecting included.
+/// The whole request, connecting and reading the body included.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
 /// The published file is a few tens of KiB; anything this large is not it.
 const MAX_SIZE: u64 = 16 << 20;
@@ -31,7 +31,7 @@ const MAX_SIZE: u64 = 16 << 20;
 pub fn published(
     cache_dir: Option<&Path>,
     vars: &dyn Fn(&str) -> Option<String>,
-) -> Result<Registry, String> {
+) -> Result<Registry, RegistryError> {
     let url = vars(URL_VARIABLE)
         .filter(|url| !url.is_empty())
         .unwrap_or_else(|| DEFAULT_URL.to_owned());
@@ -50,7 +50,10 @@ pub fn published(
         };
         Registry::parse(&text, origin)
             .map(|registry| (registry, text))
-            .map_err(|error| format!("{url} did not send a registry: {error}"))
+            .map_err(|error| RegistryError::NotSent {
+                url: url.clone(),
+                source: Box::new(error),
+            })
     });
     match (fetched, cached) {
         (Ok((registry, text)), _) => {
@@ -65,18 +68,14 @@ pub fn published(
             let Origin::Cached { stale, .. } = &mut registry.origin else {
                 unreachable!("read_cached makes a Cached origin");
             };
-            *stale = Some(why);
+            *stale = Some(why.to_string());
             tracing::warn!("{}", registry.origin.warning().unwrap_or_default());
             Ok(registry)
         }
-        (Err(why), None) => Err(format!(
-            "cannot get the agent registry: {why}; no copy is cached{} (when offline, save \
-             registry.json and point `registry_file` at it)",
-            cache
-                .as_deref()
-                .map(|file| format!(" in {}", file.display()))
-                .unwrap_or_default()
-        )),
+        (Err(why), None) => Err(RegistryError::Unavailable {
+            why: Box::new(why),
+            cache,
+        }),
     }
 }
 
@@ -111,23 +110,86 @@ fn read_cached(file: &Path, url: &str) -> Option<(Registry, Duration)> {
 }
 
 /// One GET of `url`; the body as text.
-fn fetch(url: &str) -> Result<String, String> {
+///
+/// Loading a configuration is synchronous, and a caller may be on a thread that runs (or
+/// blocks for) a tokio runtime, where another cannot be started: the GET then gets a thread
+/// of its own. Either way it runs on a current-thread runtime made for it, with the HTTP
+/// client remote components use.
+fn fetch(url: &str) -> Result<String, RegistryError> {
     tracing::debug!(url, "fetching the agent registry");
-    let config = ureq::Agent::config_builder()
-        .timeout_global(Some(FETCH_TIMEOUT))
+    if tokio::runtime::Handle::try_current().is_err() {
+        return fetch_on_this_thread(url);
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| fetch_on_this_thread(url))
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+fn fetch_on_this_thread(url: &str) -> Result<String, RegistryError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| RegistryError::Setup {
+            url: url.to_owned(),
+            cause: SetupError::Runtime(error),
+        })?;
+    runtime.block_on(get(url))
+}
+
+async fn get(url: &str) -> Result<String, RegistryError> {
+    let request = |error: reqwest::Error| RegistryError::Request {
+        url: url.to_owned(),
+        source: error.without_url(),
+    };
+    let tls = crate::client_tls::client_config(&[b"h2", b"http/1.1"]).map_err(|error| {
+        RegistryError::Setup {
+            url: url.to_owned(),
+            cause: SetupError::Tls(error),
+        }
+    })?;
+    let client = reqwest::Client::builder()
+        .timeout(FETCH_TIMEOUT)
         .user_agent(concat!("acp-conductor/", env!("CARGO_PKG_VERSION")))
-        .build();
-    let agent = ureq::Agent::new_with_config(config);
-    let mut response = agent
+        .tls_backend_preconfigured((*tls).clone())
+        .build()
+        .map_err(request)?;
+    let mut response = client
         .get(url)
-        .call()
-        .map_err(|error| format!("fetching {url} failed: {error}"))?;
-    response
-        .body_mut()
-        .with_config()
-        .limit(MAX_SIZE)
-        .read_to_string()
-        .map_err(|error| format!("reading {url} failed: {error}"))
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(request)?;
+    let too_large = || RegistryError::TooLarge {
+        url: url.to_owned(),
+        limit: MAX_SIZE,
+    };
+    if response
+        .content_length()
+        .is_some_and(|length| length > MAX_SIZE)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| RegistryError::Body {
+            url: url.to_owned(),
+            source: error.without_url(),
+        })?
+    {
+        if (body.len() + chunk.len()) as u64 > MAX_SIZE {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    String::from_utf8(body).map_err(|error| RegistryError::NotUtf8 {
+        url: url.to_owned(),
+        source: error,
+    })
 }
 
 /// Writes `file` through a temporary file beside it, so that a reader never sees half.
@@ -209,7 +271,7 @@ mod tests {
         let vars = |name: &str| {
             (name == URL_VARIABLE).then(|| "http://127.0.0.1:9/registry.json".to_owned())
         };
-        let error = published(Some(temp.path()), &vars).unwrap_err();
+        let error = published(Some(temp.path()), &vars).unwrap_err().to_string();
         assert!(
             error.starts_with("cannot get the agent registry: fetching http://127.0.0.1:9/"),
             "{error}"

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Agent, BinaryTarget, Package};
+use super::{Agent, BinaryTarget, LaunchError, Package};
 
 /// A distribution kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl Agent {
         &self,
         platform: &str,
         install_root: Option<&Path>,
-    ) -> Result<AgentLaunch, String> {
+    ) -> Result<AgentLaunch, LaunchError> {
         let binary = self
             .distribution
             .binary
@@ -98,23 +98,22 @@ impl Agent {
             return Ok(package_launch(Kind::Uvx, package, &self.version));
         }
         match binary {
-            Some(Some(target)) => Err(self.install_by_hand(target, platform, install_root)),
+            Some(Some(target)) => Err(LaunchError::NotInstalled {
+                instructions: self.install_by_hand(target, platform, install_root),
+            }),
             Some(None) => {
                 let targets = self.distribution.binary.as_ref().expect("binary is set");
-                let listed: Vec<&str> = targets.keys().map(String::as_str).collect();
-                Err(format!(
-                    "agent `{}` ({} {}) has no build for this machine ({platform}); the \
-                     registry has builds for {}",
-                    self.id,
-                    self.name,
-                    self.version,
-                    listed.join(", ")
-                ))
+                Err(LaunchError::NoBuildHere {
+                    id: self.id.clone(),
+                    name: self.name.clone(),
+                    version: self.version.clone(),
+                    platform: platform.to_owned(),
+                    listed: targets.keys().cloned().collect(),
+                })
             }
-            None => Err(format!(
-                "agent `{}` has no distribution acp-conductor can run",
-                self.id
-            )),
+            None => Err(LaunchError::NothingToRun {
+                id: self.id.clone(),
+            }),
         }
     }
 

@@ -3,30 +3,22 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
 
-use super::{Agent, Kind, Registry, install_root, platform, published};
+use super::{Agent, Kind, Registry, RegistryError, install_root, platform, published};
 
-/// Prints the agents of `registry_file`, or of the published registry, to stdout; errors to
-/// stderr. Exits 0, or 1 when no registry could be read.
-pub fn agents_command(registry_file: Option<&Path>) -> ExitCode {
+/// Prints the agents of `registry_file`, or of the published registry, to stdout; returns
+/// why no registry could be read.
+pub fn agents_command(registry_file: Option<&Path>) -> Result<(), RegistryError> {
     let vars = |name: &str| std::env::var(name).ok();
     let registry = match registry_file {
         Some(file) => Registry::from_file(&std::path::absolute(file).unwrap_or(file.into())),
         None => published(crate::config::default_cache_dir(&vars).as_deref(), &vars),
-    };
-    let registry = match registry {
-        Ok(registry) => registry,
-        Err(error) => {
-            eprintln!("acp-conductor agents: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
+    }?;
     let root = install_root(&vars);
     let text = table(&registry, &platform(), root.as_deref());
     // A closed pipe (`| head`) is not worth a message.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// The whole listing: where the registry came from, one row per agent, how to use one.

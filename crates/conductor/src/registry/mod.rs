@@ -1,7 +1,8 @@
 //! The ACP agent registry: the `registry.json` the ACP project publishes (or a local file of
 //! the same shape), the agents it lists and how each one is run. Must not know the
 //! configuration file: `config` asks it for one agent's command, `acp-conductor agents` for
-//! the list. Never spawns anything; fetching is one HTTPS GET (`fetch.rs`).
+//! the list. Never spawns anything; fetching is one HTTPS GET (`fetch.rs`),
+//! with the HTTP client remote components use.
 //!
 //! The shape (the registry's `registry.schema.json` and `agent.schema.json`):
 //!
@@ -20,6 +21,7 @@
 //! Unknown members are ignored, so that a newer registry still reads; an entry that cannot
 //! be read is left out of the list (and named), not a reason to refuse the others.
 
+mod error;
 mod fetch;
 mod launch;
 mod list;
@@ -29,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use error::{LaunchError, RegistryError, SetupError};
 pub use fetch::{CACHE_MAX_AGE, DEFAULT_URL, URL_VARIABLE, published};
 pub use launch::{AgentLaunch, Kind, install_root, platform};
 pub use list::{agents_command, table};
@@ -173,14 +176,14 @@ impl Distribution {
 
 impl Registry {
     /// Reads a registry in the published shape from `text`.
-    pub fn parse(text: &str, origin: Origin) -> Result<Registry, String> {
+    pub fn parse(text: &str, origin: Origin) -> Result<Registry, RegistryError> {
         let document: serde_json::Value =
-            serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
+            serde_json::from_str(text).map_err(RegistryError::NotJson)?;
         let Some(object) = document.as_object() else {
-            return Err("not a registry: expected a JSON object with `agents`".to_owned());
+            return Err(RegistryError::NotAnObject);
         };
         let Some(entries) = object.get("agents").and_then(|agents| agents.as_array()) else {
-            return Err("not a registry: it has no `agents` array".to_owned());
+            return Err(RegistryError::NoAgentsArray);
         };
         let version = object
             .get("version")
@@ -215,11 +218,18 @@ impl Registry {
     }
 
     /// Reads a registry file (`registry_file`, `--registry-file`).
-    pub fn from_file(path: &Path) -> Result<Registry, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|error| format!("cannot read registry file {}: {error}", path.display()))?;
-        Registry::parse(&text, Origin::File(path.to_path_buf()))
-            .map_err(|error| format!("registry file {}: {error}", path.display()))
+    pub fn from_file(path: &Path) -> Result<Registry, RegistryError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|error| RegistryError::FileUnreadable {
+                path: path.to_path_buf(),
+                source: error,
+            })?;
+        Registry::parse(&text, Origin::File(path.to_path_buf())).map_err(|error| {
+            RegistryError::FileNotARegistry {
+                path: path.to_path_buf(),
+                source: Box::new(error),
+            }
+        })
     }
 
     pub fn agent(&self, id: &str) -> Option<&Agent> {

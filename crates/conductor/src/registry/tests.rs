@@ -94,16 +94,19 @@ fn documents_that_are_not_registries_are_refused() {
     assert!(
         Registry::parse("[]", origin())
             .unwrap_err()
+            .to_string()
             .contains("JSON object")
     );
     assert!(
         Registry::parse("{}", origin())
             .unwrap_err()
+            .to_string()
             .contains("no `agents` array")
     );
     assert!(
         Registry::parse("{", origin())
             .unwrap_err()
+            .to_string()
             .starts_with("not JSON")
     );
 }
@@ -153,7 +156,10 @@ fn a_binary_not_unpacked_yet_says_where_to_get_it_and_where_to_put_it() {
     let temp = TempDir::new("registry-binary-missing");
     let registry = registry();
     let codex = registry.agent("codex-acp").unwrap();
-    let error = codex.launch("linux-x86_64", Some(temp.path())).unwrap_err();
+    let error = codex
+        .launch("linux-x86_64", Some(temp.path()))
+        .unwrap_err()
+        .to_string();
     let dir = temp.path().join("codex-acp/0.9.2");
     assert!(error.contains("does not download"), "{error}");
     assert!(error.contains("no checksum"), "{error}");
@@ -171,7 +177,8 @@ fn a_binary_not_unpacked_yet_says_where_to_get_it_and_where_to_put_it() {
     );
     let zip = codex
         .launch("windows-x86_64", Some(temp.path()))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(zip.contains("unzip"), "{zip}");
 }
 
@@ -182,7 +189,8 @@ fn a_binary_for_another_platform_only_names_the_platforms_there_are() {
         .agent("codex-acp")
         .unwrap()
         .launch("linux-aarch64", Some(Path::new("/nowhere")))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         error.contains("no build for this machine (linux-aarch64)")
             && error.contains("darwin-aarch64, linux-x86_64, windows-x86_64"),

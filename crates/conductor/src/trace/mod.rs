@@ -28,13 +28,13 @@ mod thread;
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
 pub use header::Component;
 pub use item::{ComponentEvent, Item};
-pub use redact::{REDACTED, Redactor};
+pub use redact::{PatternError, REDACTED, Redactor};
 pub use sink::TraceSink;
 
 use crate::config::{AgentSpec, Config, ProxyLaunch, TraceSettings};
@@ -60,10 +60,17 @@ impl Trace {
         settings: &TraceSettings,
         secrets: &[String],
         components: &[Component],
-    ) -> io::Result<Trace> {
-        let redactor = Redactor::new(secrets, &settings.redact)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let out = create_private(file)?;
+    ) -> Result<Trace, TraceError> {
+        let redactor =
+            Redactor::new(secrets, &settings.redact).map_err(|source| TraceError::Redaction {
+                file: file.to_path_buf(),
+                source,
+            })?;
+        let unwritable = |source| TraceError::Unwritable {
+            file: file.to_path_buf(),
+            source,
+        };
+        let out = create_private(file).map_err(unwritable)?;
         let (sink, items) = TraceSink::channel(BUDGET);
         let header = header::header(SystemTime::now(), components, settings.payloads);
         let state =
@@ -71,7 +78,8 @@ impl Trace {
         let (done_tx, done) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("trace".to_owned())
-            .spawn(move || state.run(header, items, done_tx))?;
+            .spawn(move || state.run(header, items, done_tx))
+            .map_err(unwritable)?;
         Ok(Trace {
             sink,
             thread: handle.thread().clone(),
@@ -92,6 +100,15 @@ impl Trace {
             tracing::warn!("the trace thread did not finish writing in time");
         }
     }
+}
+
+/// Why a trace could not be started; both name the file.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot write the trace to {}: {source}", file.display())]
+    Unwritable { file: PathBuf, source: io::Error },
+    #[error("cannot write the trace to {}: {source}", file.display())]
+    Redaction { file: PathBuf, source: PatternError },
 }
 
 /// The values of every `env` entry of the configuration (proxies' and the agent's, and the

@@ -25,7 +25,7 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for `secrets` (literal values) and `patterns` (regular expressions, which
     /// the configuration has checked); `None` when there is nothing to redact.
-    pub fn new(secrets: &[String], patterns: &[String]) -> Result<Option<Redactor>, String> {
+    pub fn new(secrets: &[String], patterns: &[String]) -> Result<Option<Redactor>, PatternError> {
         let mut literals: Vec<&str> = secrets
             .iter()
             .map(String::as_str)
@@ -116,7 +116,7 @@ fn syntax() -> syntax::Config {
 
 /// Checks one `redact` pattern: it is valid, cannot match the empty string (which would put
 /// "[redacted]" between every two characters), and its automaton stays within the limit.
-pub fn check_pattern(pattern: &str) -> Result<(), String> {
+pub fn check_pattern(pattern: &str) -> Result<(), PatternError> {
     let hir = syntax::parse_with(pattern, &syntax()).map_err(|error| {
         let text = error.to_string();
         // A syntax error is several lines, the last one saying what is wrong.
@@ -124,17 +124,33 @@ pub fn check_pattern(pattern: &str) -> Result<(), String> {
             .lines()
             .find_map(|line| line.strip_prefix("error: "))
             .map_or_else(|| text.replace('\n', " "), str::to_owned);
-        format!("invalid regular expression `{pattern}`: {reason}")
+        PatternError::Invalid {
+            pattern: pattern.to_owned(),
+            reason,
+        }
     })?;
     if hir.properties().minimum_len() == Some(0) {
-        return Err(format!(
-            "`{pattern}` can match the empty string, so it would redact everything"
-        ));
+        return Err(PatternError::MatchesEmpty(pattern.to_owned()));
     }
     build(&[pattern]).map(|_| ())
 }
 
-fn build<P: AsRef<str>>(patterns: &[P]) -> Result<Regex, String> {
+/// Why patterns (or the secrets, as patterns) cannot be redacted with.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    /// `reason` is the last line of the parser's message, the one saying what is wrong.
+    #[error("invalid regular expression `{pattern}`: {reason}")]
+    Invalid { pattern: String, reason: String },
+    #[error("`{0}` can match the empty string, so it would redact everything")]
+    MatchesEmpty(String),
+    #[error("cannot compile `{}`: {source}", patterns.join("`, `"))]
+    TooLarge {
+        patterns: Vec<String>,
+        source: Box<dense::BuildError>,
+    },
+}
+
+fn build<P: AsRef<str>>(patterns: &[P]) -> Result<Regex, PatternError> {
     let limits = dense::Config::new()
         .dfa_size_limit(Some(DFA_LIMIT))
         .determinize_size_limit(Some(DFA_LIMIT));
@@ -142,9 +158,9 @@ fn build<P: AsRef<str>>(patterns: &[P]) -> Result<Regex, String> {
         .syntax(syntax())
         .dense(limits)
         .build_many(patterns)
-        .map_err(|error| {
-            let patterns: Vec<&str> = patterns.iter().map(AsRef::as_ref).collect();
-            format!("cannot compile `{}`: {error}", patterns.join("`, `"))
+        .map_err(|error| PatternError::TooLarge {
+            patterns: patterns.iter().map(|p| p.as_ref().to_owned()).collect(),
+            source: Box::new(error),
         })
 }
 
@@ -265,15 +281,16 @@ mod tests {
 
     #[test]
     fn patterns_are_checked_for_syntax_empty_matches_and_size() {
-        assert_eq!(check_pattern("sk-[A-Za-z0-9]{20,}"), Ok(()));
+        assert!(check_pattern("sk-[A-Za-z0-9]{20,}").is_ok());
         assert_eq!(
-            check_pattern("(abc").unwrap_err(),
+            check_pattern("(abc").unwrap_err().to_string(),
             "invalid regular expression `(abc`: unclosed group"
         );
         for empty in ["x*", r"\b", "a?|b"] {
             assert!(
                 check_pattern(empty)
                     .unwrap_err()
+                    .to_string()
                     .contains("can match the empty string"),
                 "{empty}"
             );
@@ -281,6 +298,7 @@ mod tests {
         assert!(
             check_pattern("(a|b)*a(a|b){40}")
                 .unwrap_err()
+                .to_string()
                 .starts_with("cannot compile `(a|b)*a(a|b){40}`: "),
             "an automaton beyond the limit is refused"
         );

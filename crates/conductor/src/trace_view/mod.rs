@@ -6,15 +6,16 @@
 //! line's text as it is, and drops what is not a JSON object (a truncated last line, a stray
 //! line); record types and members it does not know are the page's to ignore.
 
+mod error;
 mod page;
 mod serve;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
+pub use error::{ServeAddrError, ViewError};
 pub use page::{LiveConfig, page};
 
 #[derive(Debug, Args)]
@@ -49,15 +50,15 @@ enum TraceCommand {
 /// Where `--serve` without a value listens.
 const DEFAULT_SERVE: &str = "127.0.0.1:8917";
 
-fn parse_serve_addr(text: &str) -> Result<SocketAddr, String> {
+fn parse_serve_addr(text: &str) -> Result<SocketAddr, ServeAddrError> {
     if let Ok(port) = text.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
-    text.parse()
-        .map_err(|_| format!("`{text}` is neither host:port (e.g. 127.0.0.1:8917) nor a port"))
+    text.parse().map_err(|_| ServeAddrError(text.to_owned()))
 }
 
-pub fn main(args: TraceArgs, log: Option<&str>) -> ExitCode {
+/// Runs `trace view`; what it did goes to stderr, and why it failed is returned.
+pub fn main(args: TraceArgs, log: Option<&str>) -> Result<(), ViewError> {
     crate::logging::init(log, "info");
     match args.command {
         TraceCommand::View {
@@ -72,33 +73,25 @@ pub fn main(args: TraceArgs, log: Option<&str>) -> ExitCode {
         } => {
             let output = output.unwrap_or_else(|| file.with_extension("html"));
             if output == file {
-                eprintln!(
-                    "trace view: the page would replace the trace {}: name another with -o",
-                    file.display()
-                );
-                return ExitCode::FAILURE;
+                return Err(ViewError::WouldReplaceTrace(file));
             }
-            match write_page(&file, &output) {
-                Ok(records) => {
-                    eprintln!(
-                        "trace view: {records} records from {} drawn in {}",
-                        file.display(),
-                        output.display()
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("trace view: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            let records = write_page(&file, &output)?;
+            eprintln!(
+                "trace view: {records} records from {} drawn in {}",
+                file.display(),
+                output.display()
+            );
+            Ok(())
         }
     }
 }
 
 /// Reads `file` and writes its page to `output`; returns how many records it holds.
-fn write_page(file: &Path, output: &Path) -> Result<usize, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+fn write_page(file: &Path, output: &Path) -> Result<usize, ViewError> {
+    let bytes = std::fs::read(file).map_err(|source| ViewError::Read {
+        path: file.to_path_buf(),
+        source,
+    })?;
     let split = split_records(&bytes, true);
     split.report(file);
     let title = file
@@ -106,7 +99,10 @@ fn write_page(file: &Path, output: &Path) -> Result<usize, String> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let html = page(&split.records, &title, None);
-    std::fs::write(output, html).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+    std::fs::write(output, html).map_err(|source| ViewError::Write {
+        path: output.to_path_buf(),
+        source,
+    })?;
     Ok(split.records.len())
 }
 

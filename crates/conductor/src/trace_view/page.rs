@@ -1,10 +1,21 @@
 //! The page: `page.html` with its stylesheet, its script and the records put in. Everything
 //! is inline (no network, no external asset); the records are one JSON array in a
 //! `<script type="application/json">`, which the script parses once.
+//!
+//! The script is the files of `script/` one after the other, in one function scope that
+//! `page.html` opens and closes: the model, the diagram, the side panel, the start.
 
 const TEMPLATE: &str = include_str!("page.html");
 const STYLE: &str = include_str!("page.css");
-const SCRIPT: &str = include_str!("page.js");
+const SCRIPT: &str = concat!(
+    include_str!("script/model.js"),
+    "\n",
+    include_str!("script/diagram.js"),
+    "\n",
+    include_str!("script/panel.js"),
+    "\n",
+    include_str!("script/start.js"),
+);
 
 /// What a served page needs to follow the file: where it asks for more records.
 #[derive(Debug, Clone, Copy)]

@@ -16,7 +16,6 @@ use std::io::{Read, Seek, SeekFrom};
 use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,6 +26,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::sync::watch;
 
+use super::ViewError;
 use super::page::{LiveConfig, page};
 use super::split_records_from;
 
@@ -53,27 +53,15 @@ struct Shared {
     stopping: watch::Receiver<bool>,
 }
 
-pub fn run(file: &Path, addr: SocketAddr) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+pub fn run(file: &Path, addr: SocketAddr) -> Result<(), ViewError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("trace view: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(file, addr)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("trace view: {e}");
-            ExitCode::FAILURE
-        }
-    }
+        .map_err(ViewError::Runtime)?;
+    runtime.block_on(serve(file, addr))
 }
 
-async fn serve(file: &Path, addr: SocketAddr) -> Result<(), String> {
+async fn serve(file: &Path, addr: SocketAddr) -> Result<(), ViewError> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let (changes, _) = watch::channel((0, 0));
     let shared = Arc::new(Shared {
@@ -102,15 +90,14 @@ async fn serve(file: &Path, addr: SocketAddr) -> Result<(), String> {
                     }
                 }
             })
-            .map_err(|e| format!("cannot start the file follower: {e}"))?;
+            .map_err(ViewError::Follower)?;
     }
 
+    let cannot_listen = |source| ViewError::Listen { addr, source };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        .map_err(cannot_listen)?;
+    let bound = listener.local_addr().map_err(cannot_listen)?;
     if !bound.ip().is_loopback() {
         eprintln!(
             "trace view: {bound} is not a loopback address: whoever reaches it can read the trace"
@@ -134,7 +121,10 @@ async fn serve(file: &Path, addr: SocketAddr) -> Result<(), String> {
             let _ = stop_tx.send(true);
         })
         .await
-        .map_err(|e| format!("serving on {bound}: {e}"))?;
+        .map_err(|source| ViewError::Serve {
+            addr: bound,
+            source,
+        })?;
     eprintln!("trace view: stopped");
     Ok(())
 }
@@ -271,7 +261,11 @@ impl Follower {
         }
     }
 
-    fn poll(&mut self, shared: &Shared) -> Result<(), String> {
+    fn poll(&mut self, shared: &Shared) -> Result<(), ViewError> {
+        let unreadable = |source| ViewError::Read {
+            path: self.path.clone(),
+            source,
+        };
         let mut file = match std::fs::File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -284,12 +278,10 @@ impl Follower {
                 }
                 return Ok(());
             }
-            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
+            Err(e) => return Err(unreadable(e)),
         };
         self.missing_reported = false;
-        let meta = file
-            .metadata()
-            .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+        let meta = file.metadata().map_err(unreadable)?;
         let replaced = self.inode.is_some_and(|inode| inode != meta.ino());
         if replaced || meta.len() < self.offset {
             eprintln!(
@@ -311,7 +303,7 @@ impl Follower {
         let mut bytes = Vec::new();
         file.seek(SeekFrom::Start(self.offset))
             .and_then(|_| file.read_to_end(&mut bytes))
-            .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+            .map_err(unreadable)?;
         let split = split_records_from(&bytes, false, self.lines);
         if split.consumed == 0 {
             return Ok(());

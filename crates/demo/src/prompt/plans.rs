@@ -243,37 +243,49 @@ fn preview(label: &str, text: &str) -> Vec<String> {
 
 /// The text of a plan's file (its first [`FILE_READ_LIMIT`] bytes), or why it cannot be shown.
 /// Only a regular file is opened: a FIFO or a terminal named by the agent would block the client.
-fn read_plan_file(location: &str) -> Result<String, String> {
+fn read_plan_file(location: &str) -> Result<String, Unshown> {
     let path = local_path(location)?;
-    let metadata =
-        std::fs::metadata(&path).map_err(|e| format!("cannot read it: {}", io_reason(&e)))?;
+    let metadata = std::fs::metadata(&path).map_err(Unshown::Unreadable)?;
     if !metadata.is_file() {
-        return Err("not a regular file".to_owned());
+        return Err(Unshown::NotARegularFile);
     }
     let mut bytes = Vec::new();
     File::open(&path)
         .and_then(|file| file.take(FILE_READ_LIMIT).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read it: {}", io_reason(&e)))?;
+        .map_err(Unshown::Unreadable)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Why a plan's file is not shown; the text follows the file's name in the transcript.
+#[derive(Debug, thiserror::Error)]
+enum Unshown {
+    #[error("not a local file")]
+    NotLocal,
+    #[error("not an absolute path")]
+    NotAbsolute,
+    #[error("not a regular file")]
+    NotARegularFile,
+    #[error("cannot read it: {}", io_reason(.0))]
+    Unreadable(io::Error),
+}
+
 /// The local path a plan names: an absolute path, or a `file:` URI of one.
-fn local_path(location: &str) -> Result<PathBuf, String> {
+fn local_path(location: &str) -> Result<PathBuf, Unshown> {
     let path = match location.strip_prefix("file://") {
         Some(rest) => {
             let rest = rest.strip_prefix("localhost").unwrap_or(rest);
             if !rest.starts_with('/') {
-                return Err("not a local file".to_owned());
+                return Err(Unshown::NotLocal);
             }
             PathBuf::from(percent_decoded(rest))
         }
-        None if location.contains("://") => return Err("not a local file".to_owned()),
+        None if location.contains("://") => return Err(Unshown::NotLocal),
         None => PathBuf::from(location),
     };
     if Path::is_absolute(&path) {
         Ok(path)
     } else {
-        Err("not an absolute path".to_owned())
+        Err(Unshown::NotAbsolute)
     }
 }
 

@@ -46,8 +46,8 @@ impl Validator<'_, '_, '_> {
         let launch =
             match agent.launch(&platform(), install_root(self.surroundings.vars).as_deref()) {
                 Ok(launch) => launch,
-                Err(message) => {
-                    self.error(value.span(), message);
+                Err(error) => {
+                    self.error(value.span(), error.to_string());
                     return (None, name);
                 }
             };
@@ -144,11 +144,11 @@ impl Validator<'_, '_, '_> {
             }
             let path = relative_to(self.surroundings.config_dir, &text);
             return Registry::from_file(&path)
-                .map_err(|message| self.error(file.span(), message))
+                .map_err(|error| self.error(file.span(), error.to_string()))
                 .ok();
         }
         published(self.cache_dir.as_deref(), self.surroundings.vars)
-            .map_err(|message| self.error(registry_span, message))
+            .map_err(|error| self.error(registry_span, error.to_string()))
             .ok()
     }
 }

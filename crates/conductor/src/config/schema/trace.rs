@@ -83,7 +83,7 @@ impl Validator<'_, '_, '_> {
         for item in items.iter() {
             let pattern = self.string("redact", item, scope).and_then(|pattern| {
                 check_pattern(&pattern)
-                    .map_err(|message| self.error(item.span(), format!("`redact`: {message}")))
+                    .map_err(|error| self.error(item.span(), format!("`redact`: {error}")))
                     .ok()
                     .map(|()| pattern)
             });
