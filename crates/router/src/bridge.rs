@@ -21,7 +21,7 @@ use super::skipped::Skip;
 use super::topology::Position;
 use super::{Components, Router};
 use crate::link::LinkId;
-use crate::mcp::bridge_hello as shim;
+use crate::mcp::bridge_hello;
 use crate::mcp::declaration::IdField;
 use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
 use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
@@ -154,7 +154,7 @@ impl<C: Components> Router<C> {
         self.skipped.count(Skip::TooLongLine);
         self.write_line(
             link,
-            shim::welcome_line(Some("the first line must name the server")),
+            bridge_hello::welcome_line(Some("the first line must name the server")),
         );
         self.close_shim(link);
     }
@@ -188,21 +188,21 @@ impl<C: Components> Router<C> {
     }
 
     fn on_shim_hello(&mut self, link: LinkId, frame: &[u8]) {
-        let Some(server_id) = shim::read_hello(frame) else {
+        let Some(server_id) = bridge_hello::read_hello(frame) else {
             tracing::warn!(
                 shim = link.0,
                 "a bridge connection did not name its server; closing it"
             );
             self.write_line(
                 link,
-                shim::welcome_line(Some("the first line must name the server")),
+                bridge_hello::welcome_line(Some("the first line must name the server")),
             );
             return self.close_shim(link);
         };
         let Some(server) = self.mcp.servers.get(&server_id).cloned() else {
             let reason = format!("no MCP server with id `{server_id}` was declared in this chain");
             tracing::warn!(shim = link.0, "{reason}");
-            self.write_line(link, shim::welcome_line(Some(&reason)));
+            self.write_line(link, bridge_hello::welcome_line(Some(&reason)));
             return self.close_shim(link);
         };
         if !self.links[self.at(server.owner)].alive {
@@ -210,11 +210,11 @@ impl<C: Components> Router<C> {
                 "the provider of MCP server `{}` is not running",
                 server.name
             );
-            self.write_line(link, shim::welcome_line(Some(&reason)));
+            self.write_line(link, bridge_hello::welcome_line(Some(&reason)));
             return self.close_shim(link);
         }
         self.trace_shim_named(link, &server.name);
-        self.write_line(link, shim::welcome_line(None));
+        self.write_line(link, bridge_hello::welcome_line(None));
         tracing::info!(server = %server.name, id = %server_id, shim = link.0, "MCP bridge connection opened");
         let shim = self
             .shims

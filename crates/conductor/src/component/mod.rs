@@ -12,11 +12,43 @@ pub mod stderr_tail;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
+use std::path::PathBuf;
+
 use tokio::sync::{mpsc, watch};
 
 use crate::event::{Event, ExitStatus};
 use crate::link::{Link, LinkId, Links};
 use crate::trace::{ComponentEvent, TraceSink};
+
+/// Why a component could not be started at all (as opposed to starting and then ending):
+/// the chain hears it as the reason the component ended.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The child process could not be spawned.
+    #[error("could not start `{}`: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The WebAssembly engine every WASM proxy runs on could not be set up.
+    #[cfg(feature = "wasm")]
+    #[error(transparent)]
+    WasmEngine(#[from] wasm::EngineError),
+    /// A `wasm` proxy in a conductor built without WASM support.
+    #[cfg(not(feature = "wasm"))]
+    #[error("{}", crate::config::NO_WASM)]
+    NoWasm,
+    /// A remote component's URL and headers cannot make a request.
+    #[error(transparent)]
+    Remote(#[from] crate::remote::client::TargetError),
+    /// A shared proxy whose hub has stopped: the server is stopping.
+    #[error("is not running: the server is stopping")]
+    SharedHubStopped,
+    /// The chain has an agent position but the configuration names no agent.
+    #[error("is not configured: add an [agent] table")]
+    NoAgent,
+}
 
 /// A component just started: the link the router talks to it through, and its instance.
 #[derive(Debug)]

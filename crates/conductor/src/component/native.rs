@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::stderr_relay;
 use super::stderr_tail::StderrTail;
-use super::{Instance, Started, StopSignal, report_exit, trace_started};
+use super::{Instance, StartError, Started, StopSignal, report_exit, trace_started};
 use crate::config::CommandSpec;
 use crate::event::{Event, ExitStatus as ComponentExit};
 use crate::link::Links;
@@ -27,7 +27,7 @@ pub(crate) fn spawn(
     spec: &CommandSpec,
     links: &Links,
     events: &mpsc::Sender<Event>,
-) -> Result<Started, String> {
+) -> Result<Started, StartError> {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -50,9 +50,10 @@ pub(crate) fn spawn(
         });
     }
     let launched_at = tokio::time::Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start `{}`: {e}", spec.program.display()))?;
+    let mut child = cmd.spawn().map_err(|source| StartError::Spawn {
+        program: spec.program.clone(),
+        source,
+    })?;
     let pid = child.id().map(|p| p as i32);
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");

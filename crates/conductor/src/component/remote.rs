@@ -7,7 +7,7 @@
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::{Started, StopSignal, report_exit, trace_started};
+use super::{StartError, Started, StopSignal, report_exit, trace_started};
 use crate::config::RemoteSpec;
 use crate::event::Event;
 use crate::link::Links;
@@ -19,7 +19,7 @@ pub(crate) fn connect(
     spec: &RemoteSpec,
     links: &Links,
     events: &mpsc::Sender<Event>,
-) -> Result<Started, String> {
+) -> Result<Started, StartError> {
     let target = Target::of(spec, links.limits().max_line)?;
     let shown = target.shown.clone();
     let launched_at = tokio::time::Instant::now();

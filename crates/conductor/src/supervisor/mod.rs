@@ -3,9 +3,12 @@
 //! the socket MCP bridge shims dial in on. Knows processes and instances, never messages.
 //!
 //! The router reaches it only through [`Components`]; the run uses the rest (start the chain,
-//! stop everything, let the shims' last writes finish).
+//! stop everything, let the shims' last writes finish). Every instance, a shared proxy's
+//! included (`shared_proxies.rs`), is started and stopped through `starter.rs`.
 
 pub mod bridge_socket;
+pub mod shared_proxies;
+pub mod starter;
 
 #[cfg(test)]
 mod tests;
@@ -17,40 +20,16 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
-use crate::component::shared::{SharedProxies, SharedProxy};
-#[cfg(feature = "wasm")]
-use crate::component::wasm;
-use crate::component::{Instance, Started, native, remote};
-use crate::config::{
-    AgentSpec, CommandSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, RemoteSpec, WasmSpec,
-};
+use crate::component::shared::SharedProxies;
+use crate::component::{Instance, Started};
+use crate::config::{AgentSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol};
 use crate::driver::{ChainLink, Components, Restarted};
 use crate::event::Event;
 use crate::link::{Link, LinkId, Links};
 use acp_router::topology::{Position, Topology};
 use acp_router::{BridgeEndpoint, DialectChoice, LaunchKind, Launched, Role};
 use bridge_socket::BridgeSocket;
-
-/// After a component's input closed: how long it gets to exit on its own, then after
-/// SIGTERM to its process group, before SIGKILL.
-const EXIT_WAIT: Duration = Duration::from_secs(1);
-
-/// How a position's component is started.
-#[derive(Debug, Clone)]
-enum Launch {
-    /// A `command`, or a `builtin` agent (`builtin` says which, for the log).
-    Native {
-        spec: CommandSpec,
-        builtin: bool,
-    },
-    Wasm(WasmSpec),
-    /// Served elsewhere: reached at its URL.
-    Remote(RemoteSpec),
-    /// One instance for every connection of `serve`: attached to.
-    Shared(SharedProxy),
-    /// Nothing can be started: the reason is its failure.
-    Missing(String),
-}
+use starter::{Launch, Starter};
 
 /// One chain position's component.
 #[derive(Debug)]
@@ -67,10 +46,7 @@ struct Slot {
 }
 
 pub struct Supervisor {
-    links: Links,
-    events: mpsc::Sender<Event>,
-    #[cfg(feature = "wasm")]
-    wasm: wasm::WasmHost,
+    starter: Starter,
     /// The component at each position, from position 1 on (position 0 is the editor).
     slots: Vec<Slot>,
     /// Every instance started in this run: the current ones and those they replaced.
@@ -130,10 +106,7 @@ impl Supervisor {
                     },
                 ),
                 Some(AgentSpec::Remote(spec)) => (spec.name.clone(), Launch::Remote(spec.clone())),
-                None => (
-                    "agent".to_string(),
-                    Launch::Missing("is not configured: add an [agent] table".to_string()),
-                ),
+                None => ("agent".to_string(), Launch::NoAgent),
             };
             slots.push(Slot {
                 name,
@@ -146,10 +119,7 @@ impl Supervisor {
             });
         }
         Supervisor {
-            links,
-            events,
-            #[cfg(feature = "wasm")]
-            wasm: wasm::WasmHost::new(config.conductor.cache_dir.clone()),
+            starter: Starter::new(links, events, config.conductor.cache_dir.clone()),
             slots,
             instances: Vec::new(),
             bridge: None,
@@ -169,7 +139,7 @@ impl Supervisor {
     /// A component that cannot start gets an unconnected link, and its failure is the first
     /// event the router hears about it.
     ///
-    /// Must run on the runtime's main thread, see [`native::spawn`].
+    /// Must run on the runtime's main thread, see [`Starter::start`].
     pub fn start_chain(&mut self) -> Vec<ChainLink> {
         (1..=self.slots.len())
             .map(|position| {
@@ -193,29 +163,18 @@ impl Supervisor {
 
     fn start(&mut self, position: Position) -> Link {
         let launch = self.slot(position).launch.clone();
-        let started = match &launch {
-            Launch::Native { spec, .. } => native::spawn(spec, &self.links, &self.events),
-            #[cfg(feature = "wasm")]
-            Launch::Wasm(spec) => wasm::spawn(spec, &self.wasm, &self.links, &self.events),
-            // The config refuses `wasm` in such a build; a config made in code still fails here.
-            #[cfg(not(feature = "wasm"))]
-            Launch::Wasm(_) => Err(crate::config::NO_WASM.to_string()),
-            Launch::Remote(spec) => remote::connect(spec, &self.links, &self.events),
-            Launch::Shared(shared) => shared.attach(&self.links, &self.events),
-            Launch::Missing(reason) => Err(reason.clone()),
-        };
-        match started {
+        match self.starter.start(&launch) {
             Ok(Started { link, instance }) => {
                 self.instances.push(instance);
                 self.slot(position).current = Some(self.instances.len() - 1);
                 link
             }
-            Err(reason) => {
+            Err(error) => {
                 self.slot(position).current = None;
-                let link = self.links.unconnected();
+                let link = self.starter.links().unconnected();
                 self.report(Event::Exited {
                     link: link.id,
-                    reason,
+                    reason: error.to_string(),
                     status: None,
                     stderr_tail: Vec::new(),
                 });
@@ -226,10 +185,10 @@ impl Supervisor {
 
     /// Queues an event for the router now, ahead of anything sent later.
     fn report(&self, event: Event) {
-        match self.events.try_send(event) {
+        match self.starter.events().try_send(event) {
             Ok(()) | Err(TrySendError::Closed(_)) => {}
             Err(TrySendError::Full(event)) => {
-                let events = self.events.clone();
+                let events = self.starter.events().clone();
                 tokio::spawn(async move { events.send(event).await });
             }
         }
@@ -242,7 +201,7 @@ impl Supervisor {
         for slot in &mut self.slots {
             slot.current = None;
         }
-        stop_instances(std::mem::take(&mut self.instances))
+        starter::stop(std::mem::take(&mut self.instances))
     }
 
     /// Waits up to `wait` for the links of MCP bridge shims to deliver what is queued on
@@ -279,7 +238,7 @@ impl Components for Supervisor {
         // whose child ignored the end of its input): those are signalled too.
         let instance = self.instances[current].clone();
         tracing::debug!(component = %self.slots[position - 1].name, "stopping");
-        tokio::spawn(stop_instances(vec![instance]));
+        tokio::spawn(starter::stop(vec![instance]));
     }
 
     fn initialized(&mut self, position: Position, params: Bytes) {
@@ -303,7 +262,7 @@ impl Components for Supervisor {
                 url: crate::remote::protocol::shown_url(&spec.url),
             },
             Launch::Shared(_) => LaunchKind::Shared,
-            Launch::Missing(_) => return None,
+            Launch::NoAgent => return None,
         };
         Some(Launched {
             kind,
@@ -313,7 +272,8 @@ impl Components for Supervisor {
 
     fn bridge(&mut self) -> std::io::Result<BridgeEndpoint> {
         if self.bridge.is_none() {
-            let socket = BridgeSocket::open(self.links.clone(), self.events.clone())?;
+            let socket =
+                BridgeSocket::open(self.starter.links().clone(), self.starter.events().clone())?;
             self.bridge = Some(socket);
         }
         let socket = self.bridge.as_ref().expect("opened above").path();
@@ -322,47 +282,4 @@ impl Components for Supervisor {
             socket: socket.to_path_buf(),
         })
     }
-}
-
-/// Waits for `instances` to stop; process groups that linger (or leave descendants behind)
-/// get SIGTERM, then SIGKILL; WASM instances that linger are ended.
-pub(crate) async fn stop_instances(instances: Vec<Instance>) {
-    let all_stopped = |instances: &[Instance]| {
-        let mut stopped: Vec<_> = instances.iter().map(|i| i.stopped.clone()).collect();
-        async move {
-            for rx in &mut stopped {
-                let _ = rx.wait_for(|s| *s).await;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(EXIT_WAIT, all_stopped(&instances)).await;
-    for instance in &instances {
-        if let Some(task) = &instance.task
-            && !instance.has_stopped()
-        {
-            task.abort();
-        }
-    }
-    let groups: Vec<i32> = instances.iter().filter_map(|i| i.process_group).collect();
-    for signal in [libc::SIGTERM, libc::SIGKILL] {
-        let live: Vec<i32> = groups
-            .iter()
-            .copied()
-            .filter(|g| native::group_exists(*g))
-            .collect();
-        if live.is_empty() {
-            break;
-        }
-        for g in &live {
-            tracing::debug!(pgid = g, signal, "signalling process group");
-            native::signal_group(*g, signal);
-        }
-        let deadline = tokio::time::Instant::now() + EXIT_WAIT;
-        while live.iter().any(|g| native::group_exists(*g))
-            && tokio::time::Instant::now() < deadline
-        {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-    let _ = tokio::time::timeout(EXIT_WAIT, all_stopped(&instances)).await;
 }

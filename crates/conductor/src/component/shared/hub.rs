@@ -1,6 +1,6 @@
-//! The task that owns a shared proxy's one instance: starts it (again, after it exited, when
-//! a chain attaches), moves frames between it and every attached chain through `Routes`, and
-//! fails every chain attached when the instance ends.
+//! The task that owns a shared proxy's one instance: has the supervisor start it (again,
+//! after it exited, when a chain attaches), moves frames between it and every attached chain
+//! through `Routes`, and fails every chain attached when the instance ends.
 //!
 //! Backpressure: when the instance's input queue is over its limit the hub stops taking
 //! frames from the chains until it drains; a chain that does not take what the proxy sent
@@ -13,14 +13,11 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use super::routes::{Connection, Delivery, Routes};
-use super::{Command, SharedLaunch};
-use crate::component::{Started, native};
+use super::{Command, ProxySupervisor};
+use crate::component::{StartError, Started};
 use crate::event::Event;
-use crate::link::{Link, LinkEvent, LinkLimits, Links, Queued};
+use crate::link::{Link, LinkEvent, Queued};
 use crate::remote::client::Ended;
-use crate::supervisor::stop_instances;
-
-const EVENT_QUEUE: usize = 256;
 
 /// A chain attached to the proxy: where the proxy's messages for it go, and why it was let
 /// go when the hub ends it.
@@ -29,13 +26,10 @@ struct Attachment {
     ended: Ended,
 }
 
-pub(super) struct Hub {
+pub(super) struct Hub<S> {
     name: String,
-    launch: SharedLaunch,
-    #[cfg(feature = "wasm")]
-    wasm: crate::component::wasm::WasmHost,
-    links: Links,
-    events_tx: mpsc::Sender<Event>,
+    /// Starts and stops the instance; its events arrive on `events`.
+    supervisor: S,
     events: mpsc::Receiver<Event>,
     /// The running instance: its link and how to stop it.
     proxy: Option<Started>,
@@ -46,26 +40,21 @@ pub(super) struct Hub {
     congested: bool,
 }
 
-impl Hub {
+impl<S: ProxySupervisor> Hub<S> {
     pub(super) fn new(
         name: String,
-        launch: SharedLaunch,
-        limits: LinkLimits,
-        #[cfg(feature = "wasm")] cache_dir: Option<std::path::PathBuf>,
-    ) -> Hub {
-        let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
+        supervisor: S,
+        events: mpsc::Receiver<Event>,
+        write_timeout: Duration,
+    ) -> Hub<S> {
         Hub {
             routes: Routes::new(&name),
             name,
-            launch,
-            #[cfg(feature = "wasm")]
-            wasm: crate::component::wasm::WasmHost::new(cache_dir),
-            links: Links::new(events_tx.clone(), limits),
-            events_tx,
+            supervisor,
             events,
             proxy: None,
             attachments: HashMap::new(),
-            write_timeout: limits.write_timeout,
+            write_timeout,
             congested: false,
         }
     }
@@ -105,17 +94,11 @@ impl Hub {
     }
 
     /// Starts the instance, unless it is running.
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), StartError> {
         if self.proxy.is_some() {
             return Ok(());
         }
-        let started = match &self.launch {
-            SharedLaunch::Native(spec) => native::spawn(spec, &self.links, &self.events_tx),
-            #[cfg(feature = "wasm")]
-            SharedLaunch::Wasm(spec) => {
-                crate::component::wasm::spawn(spec, &self.wasm, &self.links, &self.events_tx)
-            }
-        }?;
+        let started = self.supervisor.start()?;
         tracing::info!(component = %self.name, "shared proxy started");
         self.proxy = Some(started);
         self.routes = Routes::new(&self.name);
@@ -126,7 +109,7 @@ impl Hub {
     fn attach(&mut self, connection: Connection, to_chain: mpsc::Sender<Bytes>, ended: Ended) {
         if let Err(reason) = self.start() {
             // Dropping `to_chain` ends the chain's link: the chain hears of the failure.
-            ended.set(reason);
+            ended.set(reason.to_string());
             return;
         }
         self.routes.attach(connection);
@@ -160,7 +143,7 @@ impl Hub {
                 LinkEvent::WriteFailed { reason, .. } => {
                     tracing::warn!(component = %self.name, "writing to the shared proxy failed: {reason}; stopping it");
                     if let Some(proxy) = &self.proxy {
-                        tokio::spawn(stop_instances(vec![proxy.instance.clone()]));
+                        tokio::spawn(self.supervisor.stop(proxy.instance.clone()));
                     }
                 }
                 // Its exit follows.
@@ -174,7 +157,7 @@ impl Hub {
                 );
                 if let Some(gone) = self.proxy.take() {
                     // What its process group may have left behind is ended too.
-                    tokio::spawn(stop_instances(vec![gone.instance]));
+                    tokio::spawn(self.supervisor.stop(gone.instance));
                 }
                 for (_, attachment) in self.attachments.drain() {
                     attachment
@@ -238,7 +221,7 @@ impl Hub {
         self.attachments.clear();
         if let Some(Started { link, instance }) = self.proxy.take() {
             drop(link);
-            stop_instances(vec![instance]).await;
+            self.supervisor.stop(instance).await;
         }
     }
 }

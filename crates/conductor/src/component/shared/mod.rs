@@ -6,7 +6,9 @@
 //!
 //! For a chain the attachment fails like a component: when the instance exits, every
 //! attached chain hears the reason and applies its own failure policy; `restart` attaches
-//! again, which starts the instance again if it is not running.
+//! again, which starts the instance again if it is not running. The hub never starts or
+//! stops the instance itself: it asks its [`ProxySupervisor`] (the supervisor's
+//! `shared_proxies.rs`), so this module knows no launch spec.
 
 mod hub;
 mod routes;
@@ -18,16 +20,14 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::sync::{mpsc, watch};
 
-use super::{Started, StopSignal, report_exit};
-#[cfg(feature = "wasm")]
-use crate::config::WasmSpec;
-use crate::config::{CommandSpec, Config, ProxyLaunch};
+use super::{Instance, StartError, Started, StopSignal, report_exit};
 use crate::event::Event;
-use crate::link::{LinkLimits, Links, MessageSink};
+use crate::link::{Links, MessageSink};
 use crate::remote::client::Ended;
 use routes::Connection;
 
@@ -36,12 +36,15 @@ const CHAIN_FRAMES: usize = 64;
 /// Frames from the proxy toward one chain, queued before the hub waits on that chain.
 const PROXY_FRAMES: usize = 64;
 
-/// How a shared proxy's instance is started.
-#[derive(Debug, Clone)]
-enum SharedLaunch {
-    Native(CommandSpec),
-    #[cfg(feature = "wasm")]
-    Wasm(WasmSpec),
+/// What a hub asks of the supervisor, which alone starts and stops components.
+pub trait ProxySupervisor: 'static {
+    /// Starts a new instance of the proxy; its link's events and its end arrive on the
+    /// event channel the hub was given. Called on the runtime's main thread.
+    fn start(&mut self) -> Result<Started, StartError>;
+
+    /// Stops `instance`, whose input is closed or which has failed: a moment to exit on its
+    /// own, then SIGTERM, then SIGKILL to its process group.
+    fn stop(&self, instance: Instance) -> impl Future<Output = ()> + Send + 'static;
 }
 
 enum Command {
@@ -79,7 +82,7 @@ impl SharedProxy {
         &self,
         links: &Links,
         events: &mpsc::Sender<Event>,
-    ) -> Result<Started, String> {
+    ) -> Result<Started, StartError> {
         let connection = self.last_connection.fetch_add(1, Ordering::Relaxed) + 1;
         let (to_chain, from_proxy) = mpsc::channel(PROXY_FRAMES);
         let ended = Ended::default();
@@ -89,7 +92,7 @@ impl SharedProxy {
                 to_chain,
                 ended: ended.clone(),
             })
-            .map_err(|_| "is not running: the server is stopping".to_string())?;
+            .map_err(|_| StartError::SharedHubStopped)?;
         let sink = ToProxy {
             connection,
             frames: self.frames.clone(),
@@ -157,49 +160,34 @@ impl SharedProxies {
         SharedProxies::default()
     }
 
-    /// Starts a hub, and its proxy's instance, for each enabled `[[proxy]]` of `config`
-    /// with `shared = true`; the hubs are stopped through the second half. Must be called on
-    /// the runtime's main thread inside a `LocalSet`: the hubs start children, which live as
-    /// long as the thread that started them.
-    pub fn start(config: &Config) -> (SharedProxies, SharedHubs) {
-        let limits = LinkLimits {
-            max_line: config.conductor.max_line,
-            queue_limit: config.conductor.queue_limit,
-            write_timeout: config.conductor.write_timeout,
-        };
-        let mut by_name = HashMap::new();
-        let mut hubs = SharedHubs::default();
-        for proxy in config.proxies.iter().filter(|p| p.shared) {
-            let launch = match &proxy.launch {
-                ProxyLaunch::Native(spec) => SharedLaunch::Native(spec.clone()),
-                #[cfg(feature = "wasm")]
-                ProxyLaunch::Wasm(spec) => SharedLaunch::Wasm(spec.clone()),
-                // The config refuses these (a `url` proxy, `wasm` without the feature).
-                _ => continue,
-            };
-            let (commands, commands_rx) = mpsc::unbounded_channel();
-            let (frames, frames_rx) = mpsc::channel(CHAIN_FRAMES);
-            let hub = hub::Hub::new(
-                proxy.name.clone(),
-                launch,
-                limits,
-                #[cfg(feature = "wasm")]
-                config.conductor.cache_dir.clone(),
-            );
-            hubs.tasks
-                .push(tokio::task::spawn_local(hub.run(commands_rx, frames_rx)));
-            hubs.commands.push(commands.clone());
-            by_name.insert(
-                proxy.name.clone(),
-                SharedProxy {
-                    name: proxy.name.clone(),
-                    commands,
-                    frames,
-                    last_connection: Arc::new(AtomicU64::new(0)),
-                },
-            );
-        }
-        (SharedProxies { by_name }, hubs)
+    /// Starts the hub of the shared proxy `name`: it has `supervisor` start the proxy's
+    /// instance at once (and again when a chain attaches after it exited), hears of the
+    /// instance on `events`, and is stopped through `hubs`. Must be called on the runtime's
+    /// main thread inside a `LocalSet`: the instance is a child, which lives as long as the
+    /// thread that started it.
+    pub fn add(
+        &mut self,
+        hubs: &mut SharedHubs,
+        name: &str,
+        write_timeout: Duration,
+        events: mpsc::Receiver<Event>,
+        supervisor: impl ProxySupervisor,
+    ) {
+        let (commands, commands_rx) = mpsc::unbounded_channel();
+        let (frames, frames_rx) = mpsc::channel(CHAIN_FRAMES);
+        let hub = hub::Hub::new(name.to_string(), supervisor, events, write_timeout);
+        hubs.tasks
+            .push(tokio::task::spawn_local(hub.run(commands_rx, frames_rx)));
+        hubs.commands.push(commands.clone());
+        self.by_name.insert(
+            name.to_string(),
+            SharedProxy {
+                name: name.to_string(),
+                commands,
+                frames,
+                last_connection: Arc::new(AtomicU64::new(0)),
+            },
+        );
     }
 
     pub fn get(&self, name: &str) -> Option<&SharedProxy> {

@@ -332,15 +332,13 @@ impl Routes {
 
     /// The connection a call from the proxy belongs to, and its scoped params with the
     /// session unqualified when it names one.
-    fn owner(&self, call: &Call<'_>) -> Result<(Connection, Option<Box<RawValue>>), String> {
+    fn owner(&self, call: &Call<'_>) -> Result<(Connection, Option<Box<RawValue>>), Unowned> {
         if let Some(session) = call.member(SESSION_ID) {
             return match unqualify(&session) {
                 Some((connection, plain)) if self.attached.contains(&connection) => {
                     Ok((connection, Some(call.with_session(plain))))
                 }
-                _ => Err(format!(
-                    "names session {session:?}, which is no open session of a connection"
-                )),
+                _ => Err(Unowned::UnknownSession(session.to_string())),
             };
         }
         if let Some(connection) = call
@@ -357,11 +355,7 @@ impl Routes {
         {
             return Ok((*only, None));
         }
-        Err(
-            "names no session or MCP connection while no connection is setting up, so it \
-             belongs to none"
-                .to_owned(),
-        )
+        Err(Unowned::NamesNoOwner)
     }
 
     /// One of `connection`'s set-up requests was answered.
@@ -523,4 +517,17 @@ fn error(id: &str, message: &str) -> Bytes {
     let mut out = Vec::new();
     encode::error_response(&mut out, id, INTERNAL_ERROR, message, None);
     out.into()
+}
+
+/// Why a call from the proxy belongs to no attached connection; worded to follow "this
+/// request" or "a notification that".
+#[derive(Debug, thiserror::Error)]
+enum Unowned {
+    #[error("names session {0:?}, which is no open session of a connection")]
+    UnknownSession(String),
+    #[error(
+        "names no session or MCP connection while no connection is setting up, so it belongs \
+         to none"
+    )]
+    NamesNoOwner,
 }

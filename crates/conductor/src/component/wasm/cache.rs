@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::{Engine, Module};
 
+use super::error::{CacheError, CompileError};
 use crate::config::WasmKind;
 
 type Tag = Hmac<Sha256>;
@@ -51,14 +52,14 @@ pub enum Provenance {
     /// Compiled now. `rejected` says why an existing entry was not used; `not_stored` why
     /// the result could not be kept (no cache, unwritable directory).
     Compiled {
-        rejected: Option<String>,
-        not_stored: Option<String>,
+        rejected: Option<CacheError>,
+        not_stored: Option<CacheError>,
     },
 }
 
 /// Code already loaded in this run, by SHA-256 of the `.wasm` file. A cell is filled by the
 /// first proxy to need it while the others with the same file wait for it.
-type Loaded = HashMap<[u8; 32], Arc<OnceLock<Result<Compiled, String>>>>;
+type Loaded = HashMap<[u8; 32], Arc<OnceLock<Result<Compiled, CompileError>>>>;
 
 /// The on-disk cache, and the code this run has loaded; `None` directory means compile
 /// every time the run needs a module it has not loaded yet.
@@ -93,7 +94,7 @@ impl CompileCache {
         engine: &Engine,
         bytes: &[u8],
         kind: WasmKind,
-    ) -> Result<(Compiled, Provenance), String> {
+    ) -> Result<(Compiled, Provenance), CompileError> {
         let source: [u8; 32] = Sha256::digest(bytes).into();
         let cell = self
             .loaded
@@ -117,7 +118,7 @@ impl CompileCache {
         source: [u8; 32],
         bytes: &[u8],
         kind: WasmKind,
-    ) -> Result<(Compiled, Provenance), String> {
+    ) -> Result<(Compiled, Provenance), CompileError> {
         let store = self
             .dir
             .as_deref()
@@ -132,7 +133,7 @@ impl CompileCache {
         }
         let compiled = compile(engine, bytes, kind)?;
         let not_stored = match store {
-            None => Some("no cache directory is configured".to_owned()),
+            None => Some(CacheError::NoDirectory),
             Some(Err(reason)) => Some(reason),
             Some(Ok(store)) => store.write(&compiled).err(),
         };
@@ -146,12 +147,15 @@ impl CompileCache {
     }
 }
 
-fn compile(engine: &Engine, bytes: &[u8], kind: WasmKind) -> Result<Compiled, String> {
+fn compile(engine: &Engine, bytes: &[u8], kind: WasmKind) -> Result<Compiled, CompileError> {
     match kind {
         WasmKind::Module => Module::from_binary(engine, bytes).map(Compiled::Module),
         WasmKind::Component => Component::from_binary(engine, bytes).map(Compiled::Component),
     }
-    .map_err(|e| format!("is not a valid {}: {e:#}", kind.describe()))
+    .map_err(|e| CompileError {
+        kind: kind.describe(),
+        detail: format!("{e:#}"),
+    })
 }
 
 /// One entry's place in a usable cache directory.
@@ -163,7 +167,7 @@ struct Store {
 }
 
 impl Store {
-    fn open(dir: &Path, engine: &Engine, source: [u8; 32]) -> Result<Store, String> {
+    fn open(dir: &Path, engine: &Engine, source: [u8; 32]) -> Result<Store, CacheError> {
         private_dir(dir)?;
         let key = secret_key(&dir.join(KEY_FILE))?;
         let mut engine_hasher = DefaultHasher::new();
@@ -189,28 +193,33 @@ impl Store {
     }
 
     /// `Ok(None)`: no entry. `Err`: an entry that must not be used, and why.
-    fn read(&self, engine: &Engine, kind: WasmKind) -> Result<Option<Compiled>, String> {
+    fn read(&self, engine: &Engine, kind: WasmKind) -> Result<Option<Compiled>, CacheError> {
         let mut file = match File::open(&self.entry) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot open {}: {e}", self.entry.display())),
+            Err(source) => {
+                return Err(CacheError::OpenEntry {
+                    path: self.entry.clone(),
+                    source,
+                });
+            }
         };
-        let metadata = file.metadata().map_err(|e| e.to_string())?;
+        let metadata = file.metadata().map_err(CacheError::Metadata)?;
         private_file(&self.entry, &metadata)?;
         let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
         file.read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read {}: {e}", self.entry.display()))?;
+            .map_err(|source| CacheError::ReadEntry {
+                path: self.entry.clone(),
+                source,
+            })?;
         let header = MAGIC.len() + TAG_BYTES;
         if bytes.len() < header || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(format!("{} is not a cache entry", self.entry.display()));
+            return Err(CacheError::NotAnEntry(self.entry.clone()));
         }
         let (tag, payload) = bytes[MAGIC.len()..].split_at(TAG_BYTES);
-        self.tag(payload).verify_slice(tag).map_err(|_| {
-            format!(
-                "{} fails its integrity check (corrupt, or not written by this conductor)",
-                self.entry.display()
-            )
-        })?;
+        self.tag(payload)
+            .verify_slice(tag)
+            .map_err(|_| CacheError::Integrity(self.entry.clone()))?;
         // SAFETY: the payload is bytes that `Module::serialize`/`Component::serialize` produced
         // in a conductor holding this cache's secret key (the MAC proves it), for exactly
         // this source and a compatible engine (both covered by the MAC); wasmtime checks
@@ -223,19 +232,20 @@ impl Store {
                 }
             }
         };
-        compiled
-            .map(Some)
-            .map_err(|e| format!("{} cannot be loaded: {e}", self.entry.display()))
+        compiled.map(Some).map_err(|error| CacheError::Deserialize {
+            path: self.entry.clone(),
+            error,
+        })
     }
 
     /// Writes the entry under a temporary name and renames it into place, so that a reader
     /// never sees half an entry and concurrent writers of the same entry are harmless.
-    fn write(&self, compiled: &Compiled) -> Result<(), String> {
+    fn write(&self, compiled: &Compiled) -> Result<(), CacheError> {
         let payload = match compiled {
             Compiled::Module(module) => module.serialize(),
             Compiled::Component(component) => component.serialize(),
         }
-        .map_err(|e| format!("cannot serialize the compiled code: {e}"))?;
+        .map_err(CacheError::Serialize)?;
         let tag = self.tag(&payload).finalize().into_bytes();
         let temporary = self.entry.with_extension(format!(
             "{}.{}.tmp",
@@ -254,69 +264,69 @@ impl Store {
             file.sync_data()?;
             fs::rename(&temporary, &self.entry)
         })();
-        written.map_err(|e| {
+        written.map_err(|source| {
             let _ = fs::remove_file(&temporary);
-            format!("cannot write {}: {e}", self.entry.display())
+            CacheError::WriteEntry {
+                path: self.entry.clone(),
+                source,
+            }
         })
     }
 }
 
 /// Creates `dir` (mode 0700) if needed and checks that only this user can write to it.
-fn private_dir(dir: &Path) -> Result<(), String> {
+fn private_dir(dir: &Path) -> Result<(), CacheError> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| format!("cannot create the cache directory {}: {e}", dir.display()))?;
-    let metadata = fs::metadata(dir).map_err(|e| e.to_string())?;
+        .map_err(|source| CacheError::CreateDirectory {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+    let metadata = fs::metadata(dir).map_err(CacheError::Metadata)?;
     // SAFETY: geteuid cannot fail and has no preconditions.
     let me = unsafe { libc::geteuid() };
     if metadata.uid() != me {
-        return Err(format!(
-            "the cache directory {} belongs to another user",
-            dir.display()
-        ));
+        return Err(CacheError::DirectoryOfAnotherUser(dir.to_path_buf()));
     }
     if metadata.permissions().mode() & 0o022 != 0 {
-        return Err(format!(
-            "the cache directory {} is writable by other users",
-            dir.display()
-        ));
+        return Err(CacheError::DirectoryWritableByOthers(dir.to_path_buf()));
     }
     Ok(())
 }
 
 /// A file this user owns that nobody else can write.
-fn private_file(path: &Path, metadata: &fs::Metadata) -> Result<(), String> {
+fn private_file(path: &Path, metadata: &fs::Metadata) -> Result<(), CacheError> {
     // SAFETY: geteuid cannot fail and has no preconditions.
     let me = unsafe { libc::geteuid() };
     if !metadata.is_file() || metadata.uid() != me || metadata.permissions().mode() & 0o022 != 0 {
-        return Err(format!(
-            "{} is not a private file of this user",
-            path.display()
-        ));
+        return Err(CacheError::NotPrivate(path.to_path_buf()));
     }
     Ok(())
 }
 
 /// The cache's secret, created on first use from the system's random source.
-fn secret_key(path: &Path) -> Result<[u8; KEY_BYTES], String> {
+fn secret_key(path: &Path) -> Result<[u8; KEY_BYTES], CacheError> {
     let mut key = [0u8; KEY_BYTES];
     match File::open(path) {
         Ok(mut file) => {
-            let metadata = file.metadata().map_err(|e| e.to_string())?;
+            let metadata = file.metadata().map_err(CacheError::Metadata)?;
             private_file(path, &metadata)?;
             if metadata.permissions().mode() & 0o044 != 0 {
-                return Err(format!("{} is readable by other users", path.display()));
+                return Err(CacheError::KeyReadableByOthers(path.to_path_buf()));
             }
             file.read_exact(&mut key)
-                .map_err(|e| format!("cannot read the cache key {}: {e}", path.display()))?;
+                .map_err(|source| CacheError::ReadKey {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
             Ok(key)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             File::open("/dev/urandom")
                 .and_then(|mut random| random.read_exact(&mut key))
-                .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+                .map_err(CacheError::Random)?;
             let created = fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -327,13 +337,16 @@ fn secret_key(path: &Path) -> Result<[u8; KEY_BYTES], String> {
                 Ok(()) => Ok(key),
                 // Another conductor created it first: use theirs.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => secret_key(path),
-                Err(e) => Err(format!(
-                    "cannot create the cache key {}: {e}",
-                    path.display()
-                )),
+                Err(source) => Err(CacheError::CreateKey {
+                    path: path.to_path_buf(),
+                    source,
+                }),
             }
         }
-        Err(e) => Err(format!("cannot open the cache key {}: {e}", path.display())),
+        Err(source) => Err(CacheError::OpenKey {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The one wasmtime engine of the process: how guest code is compiled and the epoch clock
 //! that lets a spinning guest be paused or interrupted. Must not know any proxy or its limits.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use wasmtime::{Config, Engine};
@@ -10,13 +10,22 @@ use wasmtime::{Config, Engine};
 /// often, which bounds how long it can hold up its neighbours on the same worker thread.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
+/// Why the process-wide engine could not be set up; every WASM proxy of the run fails with
+/// the same error (hence shared, and cheap to clone).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    #[error("could not set up the WebAssembly engine: {0}")]
+    Engine(Arc<wasmtime::Error>),
+    #[error("could not start the WebAssembly epoch thread: {0}")]
+    EpochThread(Arc<std::io::Error>),
+}
+
 /// The process-wide engine; created, with its epoch thread, by the first WASM proxy.
-pub fn shared() -> Result<&'static Engine, String> {
-    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+pub fn shared() -> Result<&'static Engine, EngineError> {
+    static ENGINE: OnceLock<Result<Engine, EngineError>> = OnceLock::new();
     ENGINE
         .get_or_init(|| {
-            let engine = Engine::new(&config())
-                .map_err(|e| format!("could not set up the WebAssembly engine: {e}"))?;
+            let engine = Engine::new(&config()).map_err(|e| EngineError::Engine(Arc::new(e)))?;
             let ticking = engine.clone();
             std::thread::Builder::new()
                 .name("wasm-epoch".to_owned())
@@ -26,7 +35,7 @@ pub fn shared() -> Result<&'static Engine, String> {
                         ticking.increment_epoch();
                     }
                 })
-                .map_err(|e| format!("could not start the WebAssembly epoch thread: {e}"))?;
+                .map_err(|e| EngineError::EpochThread(Arc::new(e)))?;
             Ok(engine)
         })
         .as_ref()

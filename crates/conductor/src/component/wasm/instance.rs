@@ -10,6 +10,7 @@ use wasmtime_wasi::I32Exit;
 use wasmtime_wasi::p2::bindings::Command;
 
 use super::cache::{CompileCache, Compiled, Provenance};
+use super::error::WasmError;
 use super::limits::{ComputeClock, MemoryCap};
 use super::sandbox::{self, GuestIo, GuestState};
 use crate::config::{WasmKind, WasmSpec};
@@ -44,23 +45,21 @@ async fn load(
     spec: &WasmSpec,
     engine: &'static Engine,
     cache: CompileCache,
-) -> Result<Compiled, String> {
+) -> Result<Compiled, WasmError> {
     let started = Instant::now();
     let module = spec.module.clone();
     let bytes = tokio::task::spawn_blocking(move || std::fs::read(module))
         .await
-        .map_err(|e| format!("reading failed: {e}"))?
-        .map_err(|e| format!("cannot read {}: {e}", spec.module.display()))?;
-    let kind = WasmKind::detect(&bytes).ok_or_else(|| {
-        format!(
-            "{} is not a WebAssembly module or component",
-            spec.module.display()
-        )
-    })?;
+        .map_err(WasmError::ReadTask)?
+        .map_err(|source| WasmError::Read {
+            path: spec.module.clone(),
+            source,
+        })?;
+    let kind = WasmKind::detect(&bytes).ok_or_else(|| WasmError::NotWasm(spec.module.clone()))?;
     let (compiled, provenance) =
         tokio::task::spawn_blocking(move || cache.load(engine, &bytes, kind))
             .await
-            .map_err(|e| format!("compilation failed: {e}"))??;
+            .map_err(WasmError::CompileTask)??;
     let elapsed = started.elapsed();
     let component = spec.name.as_str();
     match provenance {
@@ -155,7 +154,7 @@ async fn run_module(
     module: &Module,
     io: &GuestIo,
     clock: Arc<ComputeClock>,
-) -> Result<Ended, String> {
+) -> Result<Ended, WasmError> {
     let (state, linker) = sandbox::for_module(engine, module, spec, io)?;
     let mut store = Store::new(engine, state);
     clock.rest();
@@ -166,7 +165,7 @@ async fn run_module(
     };
     let start = instance
         .get_typed_func::<(), ()>(&mut store, "_start")
-        .map_err(|_| "exports no `_start`: build the proxy as a WASI command (a binary)")?;
+        .map_err(|_| WasmError::NoStart)?;
     let result = start.call_async(&mut store, ()).await;
     Ok(Ended::new(result, &store))
 }
@@ -177,7 +176,7 @@ async fn run_component(
     component: &Component,
     io: &GuestIo,
     clock: Arc<ComputeClock>,
-) -> Result<Ended, String> {
+) -> Result<Ended, WasmError> {
     let (state, linker) = sandbox::for_component(engine, component, spec, io)?;
     let mut store = Store::new(engine, state);
     clock.rest();
@@ -187,7 +186,7 @@ async fn run_component(
         Err(error) if store.data().memory.was_exceeded() => {
             return Ok(Ended::new(Err(error), &store));
         }
-        Err(error) => return Err(format!("{error:#}")),
+        Err(error) => return Err(WasmError::Instantiate(error)),
     };
     let result = match command.wasi_cli_run().call_run(&mut store).await {
         Ok(Ok(())) => Ok(()),

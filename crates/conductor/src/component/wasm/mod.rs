@@ -8,6 +8,7 @@
 
 mod cache;
 mod engine;
+mod error;
 mod instance;
 mod limits;
 mod network;
@@ -21,11 +22,13 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
-use super::{Started, StopSignal, report_exit, trace_started};
+use super::{StartError, Started, StopSignal, report_exit, trace_started};
 use crate::config::WasmSpec;
 use crate::event::Event;
 use crate::link::Links;
 use cache::CompileCache;
+pub use engine::EngineError;
+pub use error::{CacheError, CompileError, WasmError};
 use limits::ComputeClock;
 use sandbox::GuestIo;
 use streams::GuestStderr;
@@ -58,7 +61,7 @@ pub(crate) fn spawn(
     host: &WasmHost,
     links: &Links,
     events: &mpsc::Sender<Event>,
-) -> Result<Started, String> {
+) -> Result<Started, StartError> {
     let launched_at = tokio::time::Instant::now();
     let engine = engine::shared()?;
     let clock = Arc::new(ComputeClock::new());

@@ -20,6 +20,7 @@ use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_io::IoView;
 
+use super::error::WasmError;
 use super::limits::MemoryCap;
 use super::network::NetworkAttempts;
 use super::sockets::{self, DeniedSockets};
@@ -70,7 +71,7 @@ impl IoView for GuestState<ComponentWasi> {
 /// environment `spec.env`, the directories of `dirs`, and no network. wasmtime's own
 /// sockets, which these settings govern, are not linked (`sockets.rs` is); they are off
 /// all the same.
-fn context(spec: &WasmSpec, io: &GuestIo) -> Result<WasiCtxBuilder, String> {
+fn context(spec: &WasmSpec, io: &GuestIo) -> Result<WasiCtxBuilder, WasmError> {
     let mut builder = WasiCtxBuilder::new();
     builder
         .stdin(io.stdin.clone())
@@ -89,7 +90,10 @@ fn context(spec: &WasmSpec, io: &GuestIo) -> Result<WasiCtxBuilder, String> {
         };
         builder
             .preopened_dir(&dir.host, &dir.guest, perms)
-            .map_err(|e| format!("cannot open {} for the guest: {e}", dir.host.display()))?;
+            .map_err(|error| WasmError::Preopen {
+                dir: dir.host.clone(),
+                error,
+            })?;
     }
     Ok(builder)
 }
@@ -100,15 +104,13 @@ pub fn for_module(
     module: &Module,
     spec: &WasmSpec,
     io: &GuestIo,
-) -> Result<(GuestState<WasiP1Ctx>, ModuleLinker<GuestState<WasiP1Ctx>>), String> {
+) -> Result<(GuestState<WasiP1Ctx>, ModuleLinker<GuestState<WasiP1Ctx>>), WasmError> {
     for import in module.imports() {
         if import.module() != "wasi_snapshot_preview1" {
-            return Err(format!(
-                "imports `{}::{}`, which a WASM proxy cannot have: only WASI preview 1 \
-                 (`wasi_snapshot_preview1`) is provided",
-                import.module(),
-                import.name()
-            ));
+            return Err(WasmError::ModuleImport {
+                module: import.module().to_owned(),
+                name: import.name().to_owned(),
+            });
         }
     }
     let state = GuestState {
@@ -119,11 +121,11 @@ pub fn for_module(
     wasmtime_wasi::p1::add_to_linker_async(&mut linker, |state: &mut GuestState<WasiP1Ctx>| {
         &mut state.wasi
     })
-    .map_err(|e| format!("cannot link WASI preview 1: {e}"))?;
+    .map_err(WasmError::LinkPreview1)?;
     // A function preview 1 does not have (e.g. `sock_open`, which some runtimes add).
     linker
         .instantiate_pre(module)
-        .map_err(|e| format!("{e:#}: a WASM proxy is given only WASI preview 1"))?;
+        .map_err(WasmError::NotPreview1)?;
     Ok((state, linker))
 }
 
@@ -140,10 +142,10 @@ pub fn for_component(
         GuestState<ComponentWasi>,
         ComponentLinker<GuestState<ComponentWasi>>,
     ),
-    String,
+    WasmError,
 > {
     let mut linker = ComponentLinker::new(engine);
-    link_component_interfaces(&mut linker).map_err(|e| format!("cannot link WASI 0.2: {e}"))?;
+    link_component_interfaces(&mut linker).map_err(WasmError::LinkWasi02)?;
     refuse_unprovided_imports(engine, component, &linker)?;
     let mut table = ResourceTable::new();
     table.set_max_capacity(MAX_RESOURCES);
@@ -177,7 +179,7 @@ fn refuse_unprovided_imports(
     engine: &Engine,
     component: &Component,
     linker: &ComponentLinker<GuestState<ComponentWasi>>,
-) -> Result<(), String> {
+) -> Result<(), WasmError> {
     let Err(error) = linker.instantiate_pre(component) else {
         return Ok(());
     };
@@ -187,11 +189,8 @@ fn refuse_unprovided_imports(
         .map(|(name, _)| name)
         .find(|name| !COMPONENT_PACKAGES.iter().any(|p| name.starts_with(p)));
     Err(match unknown {
-        Some(name) => format!(
-            "imports `{name}`, which a WASM proxy is never given: it gets only WASI 0.2's \
-             cli, clocks, filesystem, io, random and sockets (with the network denied)"
-        ),
-        None => format!("{error:#}"),
+        Some(name) => WasmError::ComponentImport(name.to_owned()),
+        None => WasmError::Instantiate(error),
     })
 }
 

@@ -27,7 +27,7 @@ use acp_wire::{Envelope, IdKey, error_code};
 use bytes::Bytes;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 
-use super::{CONNECT_TIMEOUT, Ended, Target, sse_stream, tls};
+use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Stream, Target, sse_stream, tls};
 use crate::link::{MessageSink, MessageSource};
 use crate::remote::protocol::{
     CONNECTION_ID, JSON_MEDIA_TYPE, SESSION_ID, Scope, call_scope, opens_connection,
@@ -45,7 +45,7 @@ pub(super) enum Incoming {
 
 /// What the sink and the stream readers of one connection share.
 pub(super) struct Shared {
-    http: Result<reqwest::Client, String>,
+    http: Result<reqwest::Client, ConnectionError>,
     pub(super) target: Target,
     /// Set from the `initialize` answer.
     connection: OnceLock<http::HeaderValue>,
@@ -98,7 +98,7 @@ pub(super) fn open(
 }
 
 /// The HTTP client of one connection: its own cookie jar, HTTP/2 where TLS negotiates it.
-fn client(target: &Target) -> Result<reqwest::Client, String> {
+fn client(target: &Target) -> Result<reqwest::Client, ConnectionError> {
     // Always our own TLS configuration: reqwest has no crypto provider of its own here.
     let tls = (*tls::client_config(&[b"h2", b"http/1.1"])?).clone();
     reqwest::Client::builder()
@@ -108,23 +108,30 @@ fn client(target: &Target) -> Result<reqwest::Client, String> {
         .default_headers(target.headers.clone())
         .tls_backend_preconfigured(tls)
         .build()
-        .map_err(|e| format!("cannot set up HTTP for {}: {}", target.shown, describe(e)))
+        .map_err(|e| ConnectionError::HttpSetup {
+            shown: target.shown.clone(),
+            detail: describe(e),
+        })
 }
 
 impl Shared {
-    fn http(&self) -> io::Result<&reqwest::Client> {
-        self.http.as_ref().map_err(|e| io::Error::other(e.clone()))
+    fn http(&self) -> Result<&reqwest::Client, ConnectionError> {
+        self.http.as_ref().map_err(Clone::clone)
     }
 
     /// Ends the connection for the source: it reads `reason` and then nothing more.
-    pub(super) async fn fail(&self, reason: String) {
+    pub(super) async fn fail(&self, reason: ConnectionError) {
+        let reason = reason.to_string();
         self.ended.set(reason.clone());
         let _ = self.incoming.send(Incoming::End(Some(reason))).await;
     }
 
     /// Opens the stream of `session` (or the connection's, for `None`) unless it is open or
     /// being opened; returns once the server has answered the GET.
-    pub(super) async fn open_stream(self: &Arc<Self>, session: Option<&str>) -> Result<(), String> {
+    pub(super) async fn open_stream(
+        self: &Arc<Self>,
+        session: Option<&str>,
+    ) -> Result<(), ConnectionError> {
         let Some(session) = session else {
             return self.start_stream(None).await;
         };
@@ -137,12 +144,12 @@ impl Shared {
             .map(|_| ())
     }
 
-    async fn start_stream(self: &Arc<Self>, session: Option<&str>) -> Result<(), String> {
-        let scope = match session {
-            Some(session) => format!("the stream of session {session}"),
-            None => "the connection's stream".to_owned(),
+    async fn start_stream(self: &Arc<Self>, session: Option<&str>) -> Result<(), ConnectionError> {
+        let stream = match session {
+            Some(session) => Stream::Session(session.to_owned()),
+            None => Stream::Connection,
         };
-        let http = self.http().map_err(|e| e.to_string())?;
+        let http = self.http()?;
         let mut request = http.get(self.target.url.clone()).header(
             http::header::ACCEPT,
             crate::remote::protocol::EVENT_STREAM_MEDIA_TYPE,
@@ -153,16 +160,23 @@ impl Shared {
         if let Some(session) = session {
             request = request.header(SESSION_ID, session);
         }
-        let response = request.send().await.map_err(|e| {
-            format!(
-                "could not open {scope} at {}: {}",
-                self.target.shown,
-                describe(e)
-            )
-        })?;
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                return Err(ConnectionError::StreamUnopened {
+                    stream,
+                    shown: self.target.shown.clone(),
+                    detail: describe(e),
+                });
+            }
+        };
         if !response.status().is_success() {
             let answer = answered(response).await;
-            return Err(format!("{} refused {scope}: {answer}", self.target.shown));
+            return Err(ConnectionError::StreamRefused {
+                stream,
+                shown: self.target.shown.clone(),
+                answer,
+            });
         }
         let reader = tokio::spawn(sse_stream::read(
             self.clone(),
@@ -177,17 +191,19 @@ impl Shared {
     }
 
     /// `initialize`, the first message: the connection is made from its answer.
-    async fn initialize(self: &Arc<Self>, message: Bytes) -> Result<(), String> {
+    async fn initialize(self: &Arc<Self>, message: Bytes) -> Result<(), ConnectionError> {
         let shown = &self.target.shown;
         let response = self
-            .http()
-            .map_err(|e| e.to_string())?
+            .http()?
             .post(self.target.url.clone())
             .header(http::header::CONTENT_TYPE, JSON_MEDIA_TYPE)
             .body(message)
             .send()
             .await
-            .map_err(|e| format!("could not connect to {shown}: {}", describe(e)))?;
+            .map_err(|e| ConnectionError::Unreachable {
+                shown: shown.clone(),
+                detail: describe(e),
+            })?;
         if response.status() != http::StatusCode::OK {
             return Err(refused(shown, "initialize", response).await);
         }
@@ -195,12 +211,14 @@ impl Shared {
             // An initialize refused (an error answer): no connection was made, and the next
             // initialize may try again.
             tracing::debug!(url = %shown, "initialize answered without a connection");
-            let body = response.bytes().await.map_err(|e| {
-                format!(
-                    "lost its connection ({shown}) reading the initialize answer: {}",
-                    describe(e)
-                )
-            })?;
+            let body =
+                response
+                    .bytes()
+                    .await
+                    .map_err(|e| ConnectionError::LostInitializeAnswer {
+                        shown: shown.clone(),
+                        detail: describe(e),
+                    })?;
             let _ = self.incoming.send(Incoming::Message(body)).await;
             return Ok(());
         };
@@ -218,11 +236,10 @@ impl Shared {
                     let _ = shared.incoming.send(Incoming::Message(body)).await;
                 }
                 Err(e) => {
-                    let shown = &shared.target.shown;
-                    let reason = format!(
-                        "lost its connection ({shown}) reading the initialize answer: {}",
-                        describe(e)
-                    );
+                    let reason = ConnectionError::LostInitializeAnswer {
+                        shown: shared.target.shown.clone(),
+                        detail: describe(e),
+                    };
                     shared.fail(reason).await;
                 }
             }
@@ -235,12 +252,9 @@ impl Shared {
     }
 
     /// One message after `initialize`, with the headers its scope needs.
-    async fn post(self: &Arc<Self>, message: Bytes) -> Result<(), String> {
+    async fn post(self: &Arc<Self>, message: Bytes) -> Result<(), ConnectionError> {
         let Some(connection) = self.connection.get().cloned() else {
-            return Err(format!(
-                "the first message to {} must be initialize",
-                self.target.shown
-            ));
+            return Err(ConnectionError::NotInitialized(self.target.shown.clone()));
         };
         let in_session = |method, params| match call_scope(method, params) {
             Scope::Session(session) => Some(session.into_owned()),
@@ -278,8 +292,7 @@ impl Shared {
             return Ok(());
         }
         let mut request = self
-            .http()
-            .map_err(|e| e.to_string())?
+            .http()?
             .post(self.target.url.clone())
             .header(http::header::CONTENT_TYPE, JSON_MEDIA_TYPE)
             .header(CONNECTION_ID, connection);
@@ -291,15 +304,12 @@ impl Shared {
             .body(message)
             .send()
             .await
-            .map_err(|e| format!("lost its connection ({shown}): {}", describe(e)))?;
+            .map_err(|e| lost(shown, e))?;
         match response.status() {
             http::StatusCode::ACCEPTED | http::StatusCode::NO_CONTENT => Ok(()),
             // A server may answer in the body; each is a message like those of the streams.
             http::StatusCode::OK => {
-                let body = response
-                    .bytes()
-                    .await
-                    .map_err(|e| format!("lost its connection ({shown}): {}", describe(e)))?;
+                let body = response.bytes().await.map_err(|e| lost(shown, e))?;
                 if !body.iter().all(u8::is_ascii_whitespace) {
                     let _ = self.incoming.send(Incoming::Message(body)).await;
                 }
@@ -363,11 +373,20 @@ impl Shared {
 }
 
 /// A refusal, for a person: what was refused, the status and the start of the body.
-async fn refused(shown: &str, what: &str, response: reqwest::Response) -> String {
-    format!(
-        "was refused by {shown} ({what}): {}",
-        answered(response).await
-    )
+async fn refused(shown: &str, what: &'static str, response: reqwest::Response) -> ConnectionError {
+    ConnectionError::Refused {
+        shown: shown.to_owned(),
+        what,
+        answer: answered(response).await,
+    }
+}
+
+/// The connection failed under a POST or while reading its answer.
+fn lost(shown: &str, error: reqwest::Error) -> ConnectionError {
+    ConnectionError::Lost {
+        shown: shown.to_owned(),
+        detail: describe(error),
+    }
 }
 
 /// "the server answered STATUS: the start of the body".

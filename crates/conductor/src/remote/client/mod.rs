@@ -11,7 +11,9 @@
 //! - `http_sse.rs`: `http://`, `https://`: one POST per message out, SSE streams in
 //!   (`sse_stream.rs`), with the connection and session headers of `remote::protocol`.
 //! - `tls.rs`: the TLS configuration both use (rustls, the webpki roots).
+//! - `error.rs`: why a connection could not be made or was lost.
 
+mod error;
 mod http_sse;
 mod sse_stream;
 mod tls;
@@ -25,6 +27,7 @@ use tokio::sync::oneshot;
 use crate::config::RemoteSpec;
 use crate::remote::protocol::{Transport, shown_url};
 
+pub use error::{ConnectionError, Stream};
 pub use http_sse::{HttpSink, HttpSource};
 pub use websocket::{WsSink, WsSource};
 
@@ -50,6 +53,15 @@ impl Ended {
     }
 }
 
+/// Why a remote component's configured URL and headers cannot make a request.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("header `{0}` is not a valid HTTP header name")]
+    HeaderName(String),
+    #[error("the value of header `{0}` is not valid")]
+    HeaderValue(String),
+}
+
 /// Where to connect and what to send with it, as the transports use it.
 #[derive(Clone)]
 pub struct Target {
@@ -63,14 +75,14 @@ pub struct Target {
 
 impl Target {
     /// `spec`'s URL and headers; `max_message` bounds what the server may send at once.
-    pub fn of(spec: &RemoteSpec, max_message: usize) -> Result<Target, String> {
+    pub fn of(spec: &RemoteSpec, max_message: usize) -> Result<Target, TargetError> {
         let mut headers = http::HeaderMap::new();
         for (name, value) in &spec.headers {
             // Checked when the configuration was loaded; the value is never shown.
             let name = http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("header `{name}` is not a valid HTTP header name"))?;
+                .map_err(|_| TargetError::HeaderName(name.clone()))?;
             let mut value = http::HeaderValue::from_str(value)
-                .map_err(|_| format!("the value of header `{name}` is not valid"))?;
+                .map_err(|_| TargetError::HeaderValue(name.to_string()))?;
             value.set_sensitive(true);
             headers.append(name, value);
         }

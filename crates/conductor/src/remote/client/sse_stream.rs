@@ -11,6 +11,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 
 use super::http_sse::{Incoming, Shared, describe};
+use super::{ConnectionError, Stream};
 use crate::remote::protocol::session_in_result;
 
 /// Reads `response`, the stream of `session` (`None`: the connection's), until it ends. Boxed:
@@ -34,15 +35,16 @@ async fn read_events(shared: Arc<Shared>, response: reqwest::Response, session: 
                     eventsource_stream::EventStreamError::Transport(e) => describe(e),
                     other => other.to_string(),
                 };
-                let what = match &session {
-                    Some(session) => format!("the stream of session {session}"),
-                    None => "the connection's stream".to_owned(),
+                let stream = match &session {
+                    Some(session) => Stream::Session(session.clone()),
+                    None => Stream::Connection,
                 };
-                shared
-                    .fail(format!(
-                        "lost its connection ({shown}): {what} failed: {error}"
-                    ))
-                    .await;
+                let failed = ConnectionError::StreamFailed {
+                    shown,
+                    stream,
+                    detail: error,
+                };
+                shared.fail(failed).await;
                 return;
             }
         };

@@ -5,16 +5,18 @@ use std::sync::Arc;
 
 use rustls::ClientConfig;
 
+use super::ConnectionError;
+
 /// A client configuration offering `alpn` (`h2`, `http/1.1` for HTTP; `http/1.1` only for a
 /// WebSocket upgrade, which HTTP/2 cannot carry here).
-pub(super) fn client_config(alpn: &[&[u8]]) -> Result<Arc<ClientConfig>, String> {
+pub(super) fn client_config(alpn: &[&[u8]]) -> Result<Arc<ClientConfig>, ConnectionError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS cannot be set up: {e}"))?
+        .map_err(ConnectionError::Tls)?
         .with_root_certificates(roots)
         .with_no_client_auth();
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();

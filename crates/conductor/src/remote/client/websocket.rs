@@ -14,7 +14,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
-use super::{CONNECT_TIMEOUT, Ended, Target, tls};
+use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Target, tls};
 use crate::link::{MessageSink, MessageSource};
 use crate::remote::protocol::{CONNECTION_ID, Transport};
 
@@ -22,7 +22,7 @@ type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// A half that exists once the connection is made.
 enum Half<T> {
-    Connecting(oneshot::Receiver<Result<T, String>>),
+    Connecting(oneshot::Receiver<Result<T, ConnectionError>>),
     Open(T),
     Done,
 }
@@ -54,11 +54,10 @@ pub(super) fn open(
         let connected = tokio::time::timeout(CONNECT_TIMEOUT, connect(&target))
             .await
             .unwrap_or_else(|_| {
-                Err(format!(
-                    "could not connect to {} within {} s",
-                    target.shown,
-                    CONNECT_TIMEOUT.as_secs()
-                ))
+                Err(ConnectionError::TimedOut {
+                    shown: target.shown.clone(),
+                    seconds: CONNECT_TIMEOUT.as_secs(),
+                })
             });
         match connected {
             Ok(socket) => {
@@ -67,7 +66,7 @@ pub(super) fn open(
                 let _ = stream_tx.send(Ok(stream));
             }
             Err(reason) => {
-                failed.set(reason.clone());
+                failed.set(reason.to_string());
                 let _ = sink_tx.send(Err(reason.clone()));
                 let _ = stream_tx.send(Err(reason));
             }
@@ -86,12 +85,16 @@ pub(super) fn open(
 }
 
 /// The upgrade, with the configured headers; a refusal names the server's status.
-async fn connect(target: &Target) -> Result<Socket, String> {
-    let mut request = target
-        .url
-        .as_str()
-        .into_client_request()
-        .map_err(|e| format!("cannot connect to {}: {e}", target.shown))?;
+async fn connect(target: &Target) -> Result<Socket, ConnectionError> {
+    let mut request =
+        target
+            .url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| ConnectionError::Request {
+                shown: target.shown.clone(),
+                detail: e.to_string(),
+            })?;
     for (name, value) in &target.headers {
         request.headers_mut().append(name, value.clone());
     }
@@ -117,8 +120,8 @@ async fn connect(target: &Target) -> Result<Socket, String> {
 }
 
 /// Why the upgrade failed, for a person: the server's status when it answered.
-fn refusal(shown: &str, error: tungstenite::Error) -> String {
-    match error {
+fn refusal(shown: &str, error: tungstenite::Error) -> ConnectionError {
+    let detail = match error {
         tungstenite::Error::Http(response) => {
             let status = response.status();
             let body = response
@@ -132,9 +135,13 @@ fn refusal(shown: &str, error: tungstenite::Error) -> String {
                 .filter(|b| !b.is_empty())
                 .map(|b| format!(": {b}"))
                 .unwrap_or_default();
-            format!("could not connect to {shown}: the server answered {status}{body}")
+            format!("the server answered {status}{body}")
         }
-        error => format!("could not connect to {shown}: {error}"),
+        error => error.to_string(),
+    };
+    ConnectionError::Unreachable {
+        shown: shown.to_string(),
+        detail,
     }
 }
 

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use super::error::ServeError;
 use super::ids::random_bytes;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -33,19 +34,17 @@ impl std::fmt::Debug for Token {
 impl Token {
     /// The token in `path`: its contents without surrounding whitespace. A file others can
     /// read is used, with a warning.
-    pub(super) fn read(path: &Path) -> Result<Token, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+    pub(super) fn read(path: &Path) -> Result<Token, ServeError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ServeError::TokenUnreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let token = text.trim();
         if token.is_empty() {
-            return Err(format!("the token file {} is empty", path.display()));
+            return Err(ServeError::TokenEmpty(path.to_path_buf()));
         }
         if token.bytes().any(|b| !(0x21..=0x7e).contains(&b)) {
-            return Err(format!(
-                "the token in {} must be printable ASCII without spaces (it is sent in an \
-                 HTTP header)",
-                path.display()
-            ));
+            return Err(ServeError::TokenNotPrintable(path.to_path_buf()));
         }
         if let Ok(meta) = std::fs::metadata(path)
             && meta.permissions().mode() & 0o077 != 0

@@ -1,6 +1,6 @@
 //! One chain per connection: the transports hand each admitted connection's ends here, and
 //! the chain runs on the runtime's main thread (children are tied to the thread that spawns
-//! them, see `component::native::spawn`) until the connection ends; then it is stopped and
+//! them, see `supervisor::starter`) until the connection ends; then it is stopped and
 //! its processes reaped by the same run path `acp-conductor run` uses.
 //!
 //! Proxies with `shared = true` are the exception: started once when serving starts, every
@@ -105,7 +105,7 @@ impl Runner {
     /// stopped the server, or its client leaving), and stops the shared proxies. Must be
     /// driven inside a `LocalSet` on the main thread.
     pub(super) async fn run(mut self, stop: impl Future<Output = ()>, grace: Duration) {
-        let (shared, hubs) = SharedProxies::start(&self.config);
+        let (shared, hubs) = crate::supervisor::shared_proxies::start(&self.config);
         let shared = Rc::new(shared);
         tokio::pin!(stop);
         loop {

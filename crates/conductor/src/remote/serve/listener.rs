@@ -15,19 +15,24 @@ use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
+use super::error::ServeError;
+
 /// How long a client gets to finish the TLS handshake.
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 /// Finished handshakes waiting for axum to take them.
 const HANDSHAKEN_QUEUE: usize = 64;
 
 /// The addresses `listen` names (`127.0.0.1:8080`, `[::1]:0`, `localhost:8080`).
-pub(super) fn resolve(listen: &str) -> Result<Vec<SocketAddr>, String> {
+pub(super) fn resolve(listen: &str) -> Result<Vec<SocketAddr>, ServeError> {
     let addrs: Vec<SocketAddr> = listen
         .to_socket_addrs()
-        .map_err(|e| format!("cannot use --listen {listen}: {e} (write HOST:PORT)"))?
+        .map_err(|source| ServeError::Listen {
+            listen: listen.to_string(),
+            source,
+        })?
         .collect();
     if addrs.is_empty() {
-        return Err(format!("--listen {listen} names no address"));
+        return Err(ServeError::NoAddress(listen.to_string()));
     }
     Ok(addrs)
 }
@@ -39,22 +44,32 @@ pub(super) fn all_loopback(addrs: &[SocketAddr]) -> bool {
 
 /// The server side of TLS from PEM files: the certificate chain and its private key,
 /// offering HTTP/2 and HTTP/1.1.
-pub(super) fn tls_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
+pub(super) fn tls_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, ServeError> {
     let certs = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("cannot read certificates from {}: {e}", cert.display()))?;
+        .map_err(|source| ServeError::Certificates {
+            path: cert.to_path_buf(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(format!("{} holds no certificate", cert.display()));
+        return Err(ServeError::NoCertificate(cert.to_path_buf()));
     }
-    let private_key = PrivateKeyDer::from_pem_file(key)
-        .map_err(|e| format!("cannot read a private key from {}: {e}", key.display()))?;
+    let private_key =
+        PrivateKeyDer::from_pem_file(key).map_err(|source| ServeError::PrivateKey {
+            path: key.to_path_buf(),
+            source,
+        })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?
+        .map_err(ServeError::Tls)?
         .with_no_client_auth()
         .with_single_cert(certs, private_key)
-        .map_err(|e| format!("TLS with {} and {}: {e}", cert.display(), key.display()))?;
+        .map_err(|source| ServeError::TlsCertificate {
+            cert: cert.to_path_buf(),
+            key: key.to_path_buf(),
+            source,
+        })?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }

@@ -12,10 +12,12 @@
 //! | `http_sse.rs` | the Streamable HTTP profile: POST, GET (SSE), DELETE |
 //! | `http_connection.rs` | one HTTP connection's streams and routes; the registry |
 //! | `ids.rs` | connection ids and keys from the kernel's random source |
+//! | `error.rs` | why `serve` refuses to start |
 
 mod auth;
 mod chains;
 mod client_link;
+mod error;
 mod http_connection;
 mod http_sse;
 mod ids;
@@ -46,6 +48,7 @@ use crate::signals::StopSignals;
 use acp_router::topology::ChainMode;
 use auth::{Gate, Token};
 use chains::Chains;
+pub use error::ServeError;
 use http_connection::Registry;
 pub use limits::LimitArgs;
 use limits::Limits;
@@ -97,23 +100,18 @@ struct Plan {
     limits: Limits,
 }
 
-fn plan(args: &ServeArgs) -> Result<Plan, String> {
+fn plan(args: &ServeArgs) -> Result<Plan, ServeError> {
     let addrs = listener::resolve(&args.listen)?;
     let token = args.token_file.as_deref().map(Token::read).transpose()?;
     if token.is_none() && !listener::all_loopback(&addrs) {
-        return Err(format!(
-            "--listen {} is reachable from other machines: give --token-file FILE (a file \
-             holding the bearer token clients must send), or listen on a loopback address \
-             such as 127.0.0.1",
-            args.listen
-        ));
+        return Err(ServeError::NotLoopbackWithoutToken(args.listen.clone()));
     }
     let origins = args
         .allow_origins
         .iter()
         .map(|origin| {
             HeaderValue::from_str(origin.trim_end_matches('/'))
-                .map_err(|_| format!("--allow-origin {origin} is not a valid origin"))
+                .map_err(|_| ServeError::Origin(origin.clone()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let tls = match (&args.tls_cert, &args.tls_key) {
