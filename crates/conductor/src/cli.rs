@@ -12,7 +12,7 @@ use crate::doctor::DoctorError;
 use crate::prompt_command::{self, PromptError, PromptRequest};
 use crate::registry::RegistryError;
 use crate::run;
-use crate::trace_view::ViewError;
+use crate::trace_command::ViewError;
 use acp_router::Finish;
 use acp_router::topology::ChainMode;
 
@@ -88,7 +88,7 @@ enum Command {
         prompts: Vec<String>,
     },
     /// Look at a trace written by `run --trace FILE`.
-    Trace(crate::trace_view::TraceArgs),
+    Trace(crate::trace_command::TraceArgs),
     /// The stdio MCP server the conductor writes into session setups for agents that
     /// cannot speak MCP-over-ACP; relays to the conductor that wrote it. Not for people.
     #[command(hide = true)]
@@ -166,7 +166,7 @@ pub fn main() -> ExitCode {
         // Both report and set their exit status themselves (blocking std I/O; the remote server).
         Command::McpBridge { socket, server } => crate::mcp::shim::run(&socket, &server),
         Command::Serve(args) => crate::remote::serve::main(args, log),
-        Command::Trace(args) => finish(crate::trace_view::main(args, log)),
+        Command::Trace(args) => finish(crate::trace_command::main(args, log)),
         Command::Check { config } => {
             crate::logging::init(log, "warn");
             finish(config::check(&config))

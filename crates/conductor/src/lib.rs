@@ -18,5 +18,4 @@ pub mod remote;
 pub mod run;
 mod signals;
 pub mod supervisor;
-pub mod trace;
-pub mod trace_view;
+pub mod trace_command;

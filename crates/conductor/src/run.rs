@@ -8,15 +8,15 @@ use acp_wire::successor::Dialect;
 use tokio::sync::mpsc;
 
 use crate::component::shared::SharedProxies;
-use crate::config::{Config, FailurePolicy};
+use crate::config::{AgentSpec, Config, FailurePolicy, ProxyLaunch};
 use crate::driver::{ChainLink, Driver};
 use crate::event::Event;
 use crate::link::{Link, LinkDone, LinkId, LinkLimits, Links};
 use crate::signals::StopSignals;
 use crate::supervisor::Supervisor;
-use crate::trace::{self, Trace, TraceError};
 use acp_router::topology::{ChainMode, Topology};
 use acp_router::{DialectChoice, Finish, Role};
+use acp_trace::{self as trace, Trace, TraceError};
 
 const EVENT_QUEUE: usize = 1024;
 /// The name of position 0 in logs, errors and the trace.
@@ -154,7 +154,7 @@ fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, TraceE
             kind: None,
         },
     }];
-    let kinds = trace::proxy_kinds(config);
+    let kinds = proxy_kinds(config);
     components.extend(
         config
             .proxies
@@ -173,8 +173,40 @@ fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, TraceE
             kind: None,
         });
     }
-    let secrets = trace::secrets_of(config);
+    let secrets = secrets_of(config);
     Trace::start(file, &config.conductor.trace, &secrets, &components).map(Some)
+}
+
+/// The values of every `env` entry of the configuration (proxies' and the agent's, and the
+/// variables a WASM proxy's sandbox passes through) and of every `headers` entry of a remote
+/// component: each is a secret in the trace.
+fn secrets_of(config: &Config) -> Vec<String> {
+    let proxies = config.proxies.iter().flat_map(|proxy| match &proxy.launch {
+        ProxyLaunch::Native(command) => command.env.iter(),
+        ProxyLaunch::Wasm(wasm) => wasm.env.iter(),
+        ProxyLaunch::Remote(remote) => remote.headers.iter(),
+    });
+    let agent = config.agent.iter().flat_map(|agent| match agent {
+        AgentSpec::Command(command) | AgentSpec::Builtin { command, .. } => command.env.iter(),
+        AgentSpec::Remote(remote) => remote.headers.iter(),
+    });
+    proxies
+        .chain(agent)
+        .map(|(_, value)| value.clone())
+        .collect()
+}
+
+/// The proxy kinds of the configuration, in chain order, for the header.
+fn proxy_kinds(config: &Config) -> Vec<&'static str> {
+    config
+        .proxies
+        .iter()
+        .map(|proxy| match proxy.launch {
+            ProxyLaunch::Native(_) => "native",
+            ProxyLaunch::Wasm(_) => "wasm",
+            ProxyLaunch::Remote(_) => "remote",
+        })
+        .collect()
 }
 
 /// Shows `watcher` the chain, then each event before passing it on to the router.

@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::event::{Event, ExitStatus};
 use crate::link::{Link, LinkId, Links};
-use crate::trace::{ComponentEvent, TraceSink};
+use acp_trace::{ComponentEvent, TraceSink};
 
 /// Why a component could not be started at all (as opposed to starting and then ending):
 /// the chain hears it as the reason the component ended.

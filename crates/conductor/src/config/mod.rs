@@ -33,6 +33,7 @@ use std::time::Duration;
 use toml::de::DeTable;
 
 pub use acp_router::policy::{AfterRestarts, FailurePolicy, OnFailure};
+pub use acp_trace::TraceSettings;
 pub use check::check;
 pub use diagnostics::{ConfigError, ConfigErrorKind, ConfigErrors};
 pub use observe::{Observations, ProgramLookup, RegistryUse, VariableUse, inspect};
@@ -84,29 +85,6 @@ pub struct ConductorSettings {
     pub cache_dir: Option<PathBuf>,
     /// The per-hop trace: `trace`, `trace_payloads`, `redact`.
     pub trace: TraceSettings,
-}
-
-/// `trace`, `trace_payloads` and `redact` of `[conductor]`: where the per-hop trace goes and
-/// what it leaves out (docs/trace.md).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceSettings {
-    /// The trace file (absolute); `None` when nothing is traced. `run --trace` sets it too.
-    pub file: Option<PathBuf>,
-    /// Whether records carry the whole message (`trace_payloads`, default true).
-    pub payloads: bool,
-    /// Regular expressions (each checked to compile) whose matches in the trace's strings
-    /// are replaced by `"[redacted]"`, besides the values of every `env` entry.
-    pub redact: Vec<String>,
-}
-
-impl Default for TraceSettings {
-    fn default() -> Self {
-        Self {
-            file: None,
-            payloads: true,
-            redact: Vec::new(),
-        }
-    }
 }
 
 impl Default for ConductorSettings {

@@ -26,8 +26,8 @@ use tokio::sync::mpsc;
 
 use crate::event::Event;
 use crate::link::{Link, Queued};
-use crate::trace::TraceSink;
 pub use acp_router::{BridgeEndpoint, LaunchKind, Launched};
+use acp_trace::TraceSink;
 use port::Port;
 
 /// What the driver asks of whoever runs the components: the core's port, with the links a

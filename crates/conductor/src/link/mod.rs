@@ -48,7 +48,7 @@ use tokio::sync::{mpsc, watch};
 pub use acp_router::{LinkEvent, LinkId};
 
 use crate::event::Event;
-use crate::trace::TraceSink;
+use acp_trace::TraceSink;
 use byte_stream::{AsyncStream, BlockingStream};
 pub use memory::MemoryPeer;
 pub use message_stream::{MessageSink, MessageSource};

@@ -14,7 +14,7 @@ use super::message_stream::MessageSink;
 use super::outbox::OutboxReceiver;
 use super::{LinkEvent, LinkId};
 use crate::event::Event;
-use crate::trace::TraceSink;
+use acp_trace::TraceSink;
 
 /// Frames shorter than this are copied into one write; longer ones are written as they are.
 const COALESCE: usize = 64 * 1024;

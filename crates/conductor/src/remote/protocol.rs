@@ -105,7 +105,7 @@ pub fn call_scope<'a>(method: &str, params: Option<&'a RawValue>) -> Scope<'a> {
     if method.starts_with("$/") {
         return Scope::Connection;
     }
-    match params.and_then(crate::trace::classify::session_of) {
+    match params.and_then(acp_trace::classify::session_of) {
         Some(session) => Scope::Session(session),
         None => Scope::Connection,
     }
@@ -115,7 +115,7 @@ pub fn call_scope<'a>(method: &str, params: Option<&'a RawValue>) -> Scope<'a> {
 /// that session's stream before it passes the response on, so nothing the agent sends for
 /// the new session can go unheard.
 pub fn session_in_result(result: &RawValue) -> Option<Cow<'_, str>> {
-    crate::trace::classify::session_of(result)
+    acp_trace::classify::session_of(result)
 }
 
 /// A URL as it may be shown in logs, errors and the trace: scheme, host, port and path,

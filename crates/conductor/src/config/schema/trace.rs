@@ -8,7 +8,7 @@ use toml::de::DeTable;
 use super::super::TraceSettings;
 use super::super::resolve::relative_to;
 use super::{Scope, Validator, Value};
-use crate::trace::redact::check_pattern;
+use acp_trace::redact::check_pattern;
 
 impl Validator<'_, '_, '_> {
     /// `trace`, `trace_payloads` and `redact`; each is checked even when another is wrong.

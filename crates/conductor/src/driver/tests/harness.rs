@@ -17,10 +17,10 @@ use crate::config::{FailurePolicy, TraceSettings};
 use crate::driver::{ChainLink, Components, Driver, Restarted};
 use crate::event::Event;
 use crate::link::{LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
-use crate::trace::Trace;
 use acp_router::skipped::Skipped;
 use acp_router::topology::{ChainMode, Position, Topology};
 use acp_router::{BridgeEndpoint, DialectChoice, Finish, LaunchKind, Launched, Role};
+use acp_trace::Trace;
 
 /// How long a test waits for something that must happen before it fails.
 const PATIENCE: Duration = Duration::from_secs(10);

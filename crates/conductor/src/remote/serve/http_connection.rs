@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::client_link::Heard;
 use super::ids::ConnectionId;
-use crate::trace::classify::{Kind, classify};
+use acp_trace::classify::{Kind, classify};
 
 /// Messages a stream holds for a client that is not reading it (yet) before the chain's
 /// writer waits; past the chain's `write_timeout` the connection fails.

@@ -23,7 +23,7 @@ use super::client_link::{FromClient, Heard, ToClient};
 use super::http_connection::{HttpConnection, Outbound, StreamLease};
 use super::ids::ConnectionId;
 use crate::remote::protocol;
-use crate::trace::classify::{Kind, classify};
+use acp_trace::classify::{Kind, classify};
 
 /// How long the opening POST waits for the chain's answer to `initialize` (the chain's own
 /// startup timeouts answer it with an error first when a component hangs).

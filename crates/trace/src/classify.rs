@@ -111,7 +111,7 @@ fn call<'a>(
 
 /// The `sessionId` member of an object, when it is a string. The object is read only up to
 /// that member: the params of a 1 MiB prompt, which start with it, are not read past it.
-pub(crate) fn session_of(object: &RawValue) -> Option<Cow<'_, str>> {
+pub fn session_of(object: &RawValue) -> Option<Cow<'_, str>> {
     if !object.get().starts_with('{') {
         return None;
     }

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use acp_router::trace_record::TracePoint;
 
 use super::item::{ComponentEvent, Dir, Frame, Item, Message, Route};
-use crate::link::LinkId;
+use acp_router::LinkId;
 
 /// What queuing a message costs besides its bytes (the item itself, the channel's slot).
 const ITEM_COST: usize = 128;

@@ -1,5 +1,7 @@
-//! The per-hop trace (`run --trace FILE`, `trace = "..."`): one JSON record per message per
-//! link, written by a thread of its own so that routing never waits on the file.
+//! acp-trace: the per-hop trace (`run --trace FILE`, `trace = "..."`): one JSON record per
+//! message per link, written by a thread of its own so that routing never waits on the file;
+//! redaction; and the viewer that draws a trace file as a page ([`view`]). Knows links only
+//! by the core's ids, and nothing of how a run is configured or started.
 //!
 //! Who records what (docs/architecture.md, "The trace"):
 //!
@@ -18,13 +20,14 @@
 //! record says how many. With tracing off, nothing of this exists: every producer holds an
 //! `Option` that is `None`.
 
-pub(crate) mod classify;
+pub mod classify;
 mod header;
 mod item;
 mod record;
-pub(crate) mod redact;
+pub mod redact;
 mod sink;
 mod thread;
+pub mod view;
 
 use std::fs::File;
 use std::io;
@@ -37,7 +40,27 @@ pub use item::{ComponentEvent, Item};
 pub use redact::{PatternError, REDACTED, Redactor};
 pub use sink::TraceSink;
 
-use crate::config::{AgentSpec, Config, ProxyLaunch, TraceSettings};
+/// What the configuration asks of the trace: `trace`, `trace_payloads`, `redact`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceSettings {
+    /// The trace file (absolute); `None` when nothing is traced. `run --trace` sets it too.
+    pub file: Option<PathBuf>,
+    /// Whether records carry the whole message (`trace_payloads`, default true).
+    pub payloads: bool,
+    /// Regular expressions (each checked to compile) whose matches in the trace's strings
+    /// are replaced by `"[redacted]"`, besides the given secrets.
+    pub redact: Vec<String>,
+}
+
+impl Default for TraceSettings {
+    fn default() -> Self {
+        Self {
+            file: None,
+            payloads: true,
+            redact: Vec::new(),
+        }
+    }
+}
 
 /// How many bytes of messages may wait for the trace thread before new ones are dropped.
 pub const BUDGET: usize = 16 << 20;
@@ -109,38 +132,6 @@ pub enum TraceError {
     Unwritable { file: PathBuf, source: io::Error },
     #[error("cannot write the trace to {}: {source}", file.display())]
     Redaction { file: PathBuf, source: PatternError },
-}
-
-/// The values of every `env` entry of the configuration (proxies' and the agent's, and the
-/// variables a WASM proxy's sandbox passes through) and of every `headers` entry of a remote
-/// component: each is a secret in the trace.
-pub fn secrets_of(config: &Config) -> Vec<String> {
-    let proxies = config.proxies.iter().flat_map(|proxy| match &proxy.launch {
-        ProxyLaunch::Native(command) => command.env.iter(),
-        ProxyLaunch::Wasm(wasm) => wasm.env.iter(),
-        ProxyLaunch::Remote(remote) => remote.headers.iter(),
-    });
-    let agent = config.agent.iter().flat_map(|agent| match agent {
-        AgentSpec::Command(command) | AgentSpec::Builtin { command, .. } => command.env.iter(),
-        AgentSpec::Remote(remote) => remote.headers.iter(),
-    });
-    proxies
-        .chain(agent)
-        .map(|(_, value)| value.clone())
-        .collect()
-}
-
-/// The proxy kinds of the configuration, in chain order, for the header.
-pub fn proxy_kinds(config: &Config) -> Vec<&'static str> {
-    config
-        .proxies
-        .iter()
-        .map(|proxy| match proxy.launch {
-            ProxyLaunch::Native(_) => "native",
-            ProxyLaunch::Wasm(_) => "wasm",
-            ProxyLaunch::Remote(_) => "remote",
-        })
-        .collect()
 }
 
 /// The trace file is readable by its owner only (mode 0600, also when it existed): it holds

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 pub use acp_router::trace_record::{ComponentEvent, Dir, Frame, Message, Route};
 
-use crate::link::LinkId;
+use acp_router::LinkId;
 
 /// One thing to write, or to know before writing.
 #[derive(Debug)]

@@ -17,7 +17,7 @@ use super::item::{Dir, Frame, Item, Message};
 use super::record::{self, MessageRecord, Payload};
 use super::redact::Redactor;
 use super::sink::{Shared, cost_of};
-use crate::link::LinkId;
+use acp_router::LinkId;
 
 /// How long the thread sleeps when nothing is queued: 1 ms while messages flow, so that
 /// its work comes in short slices between theirs rather than in long bursts, doubling up to
@@ -376,7 +376,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::trace::item::{ComponentEvent, Route};
+    use crate::item::{ComponentEvent, Route};
 
     /// Runs a trace thread over `items` (an `End` appended) and returns its records.
     fn records(items: Vec<Item>, redactor: Option<Redactor>, dropped: u64) -> Vec<Value> {
