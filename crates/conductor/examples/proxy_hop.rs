@@ -14,9 +14,9 @@ use acp_conductor::config::{
     CommandSpec, ConductorSettings, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, ProxySpec,
     Sandbox, WasmSpec,
 };
-use acp_conductor::event::Event;
-use acp_conductor::link::{LinkEvent, LinkLimits, Links};
 use acp_conductor::supervisor::Supervisor;
+use acp_link::Event;
+use acp_link::{LinkEvent, LinkLimits, Links};
 use acp_router::topology::{ChainMode, Topology};
 use bytes::Bytes;
 use tokio::sync::mpsc;

@@ -8,8 +8,6 @@ pub mod component;
 pub mod config;
 pub mod doctor;
 pub mod driver;
-pub mod event;
-pub mod link;
 pub mod logging;
 pub mod mcp;
 pub mod prompt_command;

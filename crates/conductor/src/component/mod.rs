@@ -16,8 +16,8 @@ use std::path::PathBuf;
 
 use tokio::sync::{mpsc, watch};
 
-use crate::event::{Event, ExitStatus};
-use crate::link::{Link, LinkId, Links};
+use acp_link::event::{Event, ExitStatus};
+use acp_link::{Link, LinkId, Links};
 use acp_trace::{ComponentEvent, TraceSink};
 
 /// Why a component could not be started at all (as opposed to starting and then ending):

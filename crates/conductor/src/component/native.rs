@@ -12,8 +12,8 @@ use super::stderr_relay;
 use super::stderr_tail::StderrTail;
 use super::{Instance, StartError, Started, StopSignal, report_exit, trace_started};
 use crate::config::CommandSpec;
-use crate::event::{Event, ExitStatus as ComponentExit};
-use crate::link::Links;
+use acp_link::Links;
+use acp_link::event::{Event, ExitStatus as ComponentExit};
 
 /// How long to wait, after the process is reaped, for its last stderr lines and for what it
 /// wrote to stdout to be read (a grandchild may hold either open).

@@ -15,9 +15,9 @@ use tokio::sync::mpsc;
 
 use crate::component::shared::SharedProxies;
 use crate::config::{Config, Mode, OnFailure};
-use crate::event::Event;
-use crate::link::{LinkEvent, LinkId};
 use crate::run::{Watcher, run_with};
+use acp_link::event::Event;
+use acp_link::{LinkEvent, LinkId};
 use acp_router::topology::ChainMode;
 
 /// How one component did.

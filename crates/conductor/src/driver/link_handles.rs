@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::link::{Link, LinkId, Outbox, Queued, ReadGate};
+use acp_link::{Link, LinkId, Outbox, Queued, ReadGate};
 
 /// Every link of the run the core was told of, by id; a closed link keeps an outbox that
 /// drops what is sent to it.

@@ -24,8 +24,8 @@ use acp_router::{DialectChoice, EndOfRun, FailurePolicy, Finish, Input, Output, 
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use crate::event::Event;
-use crate::link::{Link, Queued};
+use acp_link::event::Event;
+use acp_link::{Link, Queued};
 pub use acp_router::{BridgeEndpoint, LaunchKind, Launched};
 use acp_trace::TraceSink;
 use port::Port;

@@ -5,7 +5,7 @@ use bytes::Bytes;
 
 use super::Components;
 use super::link_handles::LinkHandles;
-use crate::link::{Link, LinkId};
+use acp_link::{Link, LinkId};
 use acp_router::topology::Position;
 use acp_router::{BridgeEndpoint, Launched, Restarted};
 

@@ -10,8 +10,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
-use crate::event::Event;
-use crate::link::{LinkDone, Links};
+use acp_link::event::Event;
+use acp_link::{LinkDone, Links};
 
 /// The listening socket and its directory; both go away on drop.
 #[derive(Debug)]
@@ -126,7 +126,7 @@ mod tests {
     #[tokio::test]
     async fn directory_is_private_and_removed_on_drop() {
         let (tx, mut rx) = mpsc::channel(4);
-        let limits = crate::link::LinkLimits {
+        let limits = acp_link::LinkLimits {
             max_line: 1 << 20,
             queue_limit: 1 << 20,
             write_timeout: std::time::Duration::from_secs(5),

@@ -17,8 +17,8 @@ use crate::component::shared::SharedProxy;
 use crate::component::wasm;
 use crate::component::{Instance, StartError, Started, native, remote};
 use crate::config::{CommandSpec, RemoteSpec, WasmSpec};
-use crate::event::Event;
-use crate::link::Links;
+use acp_link::Links;
+use acp_link::event::Event;
 
 /// After a component's input closed: how long it gets to exit on its own, then after
 /// SIGTERM to its process group, before SIGKILL.

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::*;
 use crate::config::{CommandSpec, ConductorSettings, FailurePolicy, ProxySpec};
-use crate::link::{LinkEvent, LinkLimits};
+use acp_link::{LinkEvent, LinkLimits};
 use acp_router::topology::ChainMode;
 
 fn cat(name: &str) -> CommandSpec {
@@ -164,7 +164,7 @@ async fn a_component_that_cannot_start_gets_an_unconnected_link_and_reports_why(
     }
     assert_eq!(
         agent.outbox.send(Bytes::from_static(b"{}")),
-        crate::link::Queued::Closed
+        acp_link::Queued::Closed
     );
     supervisor.stop_all().await;
 }

@@ -15,9 +15,9 @@ use tokio::sync::mpsc;
 use super::routes::{Connection, Delivery, Routes};
 use super::{Command, ProxySupervisor};
 use crate::component::{StartError, Started};
-use crate::event::Event;
-use crate::link::{Link, LinkEvent, Queued};
 use crate::remote::client::Ended;
+use acp_link::event::Event;
+use acp_link::{Link, LinkEvent, Queued};
 
 /// A chain attached to the proxy: where the proxy's messages for it go, and why it was let
 /// go when the hub ends it.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::harness::Spec;
-use crate::link::ReadGate;
+use acp_link::ReadGate;
 
 /// Waits until `gate` is paused (or open, for `false`); panics with `what` after 10 s.
 async fn paused_becomes(gate: &ReadGate, paused: bool, what: &str) {

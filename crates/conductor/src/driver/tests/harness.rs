@@ -15,8 +15,8 @@ use tokio::task::JoinHandle;
 
 use crate::config::{FailurePolicy, TraceSettings};
 use crate::driver::{ChainLink, Components, Driver, Restarted};
-use crate::event::Event;
-use crate::link::{LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
+use acp_link::event::Event;
+use acp_link::{LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
 use acp_router::skipped::Skipped;
 use acp_router::topology::{ChainMode, Position, Topology};
 use acp_router::{BridgeEndpoint, DialectChoice, Finish, LaunchKind, Launched, Role};

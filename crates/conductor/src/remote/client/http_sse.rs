@@ -28,10 +28,10 @@ use bytes::Bytes;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 
 use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Stream, Target, sse_stream, tls};
-use crate::link::{MessageSink, MessageSource};
 use crate::remote::protocol::{
     CONNECTION_ID, JSON_MEDIA_TYPE, SESSION_ID, Scope, call_scope, opens_connection,
 };
+use acp_link::{MessageSink, MessageSource};
 
 /// Messages read from the streams and not yet taken by the link's reader.
 const INCOMING_QUEUE: usize = 64;

@@ -2,7 +2,7 @@
 //! message-framed link, each WebSocket text message or SSE event one JSON-RPC message.
 //!
 //! [`open`] starts connecting at once and hands back the two halves a link needs
-//! ([`crate::link::MessageSource`], [`crate::link::MessageSink`]): the sink waits for the
+//! ([`acp_link::MessageSource`], [`acp_link::MessageSink`]): the sink waits for the
 //! connection before its first send, the source before its first read, so the link exists
 //! (and the router can queue frames for it) while the connection is being made. Why the
 //! connection ended, first reason first, is kept in [`Ended`] for the component's exit report.

@@ -15,8 +15,8 @@ use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Target, tls};
-use crate::link::{MessageSink, MessageSource};
 use crate::remote::protocol::{CONNECTION_ID, Transport};
+use acp_link::{MessageSink, MessageSource};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 

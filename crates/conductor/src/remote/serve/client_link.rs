@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::http_connection::Outbound;
 use super::ids::ConnectionId;
-use crate::link::{MessageSink, MessageSource};
+use acp_link::{MessageSink, MessageSource};
 
 /// Messages from the client queued toward the chain before the transport stops reading
 /// (and so stops the client): the chain's own queue limits take over from there.

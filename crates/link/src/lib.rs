@@ -1,4 +1,4 @@
-//! One place makes links: a link is the router's handle on one peer (an outbox to send
+//! acp-link: the one place that makes links. A link is the router's handle on one peer (an outbox to send
 //! frames, a gate to pause what the peer sends) plus the read loop and write loop that move
 //! frames between that handle and the peer. Knows framing and I/O, never routing.
 //!
@@ -23,6 +23,7 @@
 //! writer reports [`LinkEvent::Drained`] once the queue falls below half the limit.
 
 mod byte_stream;
+pub mod event;
 mod memory;
 mod message_stream;
 mod outbox;
@@ -47,7 +48,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use acp_router::{LinkEvent, LinkId};
 
-use crate::event::Event;
+pub use crate::event::{Event, ExitStatus};
 use acp_trace::TraceSink;
 use byte_stream::{AsyncStream, BlockingStream};
 pub use memory::MemoryPeer;

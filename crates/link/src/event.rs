@@ -3,7 +3,7 @@
 
 pub use acp_router::ExitStatus;
 
-use crate::link::{Link, LinkEvent, LinkId};
+use crate::{Link, LinkEvent, LinkId};
 
 #[derive(Debug)]
 pub enum Event {
