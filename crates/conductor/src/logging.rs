@@ -13,15 +13,12 @@
 //! message, and at `info` making those spans was a fifth of the conductor's CPU with three
 //! WASM proxies (docs/performance.md, "WASM proxies").
 
-use std::io::IsTerminal;
-use std::sync::LazyLock;
-
 use tracing_subscriber::filter::{self, Directive, FilterExt};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::component::stderr_relay;
+use crate::component::stderr_relay::{self, stderr_is_terminal};
 
 pub fn init(flag: Option<&str>, default: &str) {
     let spec = filter_spec(flag, default);
@@ -60,13 +57,6 @@ fn quiet_wasi(filter: EnvFilter, spec: &str) -> EnvFilter {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     }
-}
-
-/// Whether the conductor's stderr is a terminal: decides colours in its own log lines and
-/// whether relayed component stderr keeps its colours. Asked once per process.
-pub fn stderr_is_terminal() -> bool {
-    static TERMINAL: LazyLock<bool> = LazyLock::new(|| std::io::stderr().is_terminal());
-    *TERMINAL
 }
 
 /// The filter a command uses: `--log`, then `ACP_CONDUCTOR_LOG`, then `RUST_LOG`, then `default`.

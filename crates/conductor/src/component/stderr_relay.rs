@@ -13,12 +13,21 @@
 //! is how coloured stderr used to arrive. [`clean`] is what makes the bypass safe.
 
 use std::borrow::Cow;
+use std::io::IsTerminal;
+use std::sync::LazyLock;
 
 use super::stderr_tail::StderrTail;
 
 /// The `tracing` target of relayed stderr lines: `--log acp_conductor::component::stderr=off`
 /// silences them.
 pub const TARGET: &str = "acp_conductor::component::stderr";
+
+/// Whether the conductor's stderr is a terminal: decides colours in its own log lines and
+/// whether relayed component stderr keeps its colours. Asked once per process.
+pub fn stderr_is_terminal() -> bool {
+    static TERMINAL: LazyLock<bool> = LazyLock::new(|| std::io::stderr().is_terminal());
+    *TERMINAL
+}
 
 /// What [`clean`] keeps of terminal control sequences.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +45,7 @@ pub fn relay(component: &str, line: &[u8], tail: &StderrTail) {
     let text = String::from_utf8_lossy(line);
     let text = text.trim_end_matches(['\n', '\r']);
     let plain = clean(text, Keep::Nothing);
-    if crate::logging::stderr_is_terminal() {
+    if stderr_is_terminal() {
         let shown = clean(text, Keep::Colours);
         tracing::info!(target: TARGET, component = %component, "{shown}");
     } else {
