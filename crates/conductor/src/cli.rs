@@ -46,7 +46,7 @@ enum Command {
     },
     /// Serve the chain to remote editors over ACP's Streamable HTTP and WebSocket transport
     /// (one `/acp` endpoint; each connection gets its own chain). See docs/remote.md.
-    Serve(crate::remote::serve::ServeArgs),
+    Serve(crate::serve::ServeArgs),
     /// Validate a config file without starting anything (exit 78 when invalid).
     Check {
         #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
@@ -165,7 +165,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         // Both report and set their exit status themselves (blocking std I/O; the remote server).
         Command::McpBridge { socket, server } => crate::mcp::shim::run(&socket, &server),
-        Command::Serve(args) => crate::remote::serve::main(args, log),
+        Command::Serve(args) => crate::serve::main(args, log),
         Command::Trace(args) => finish(crate::trace_command::main(args, log)),
         Command::Check { config } => {
             crate::logging::init(log, "warn");

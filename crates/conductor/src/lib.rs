@@ -3,7 +3,6 @@
 #![deny(clippy::print_stdout)]
 
 pub mod cli;
-pub mod client_tls;
 pub mod component;
 pub mod config;
 pub mod doctor;
@@ -12,8 +11,8 @@ pub mod logging;
 pub mod mcp;
 pub mod prompt_command;
 pub mod registry;
-pub mod remote;
 pub mod run;
+pub mod serve;
 mod signals;
 pub mod supervisor;
 pub mod trace_command;

@@ -41,7 +41,7 @@ pub enum StartError {
     NoWasm,
     /// A remote component's URL and headers cannot make a request.
     #[error(transparent)]
-    Remote(#[from] crate::remote::client::TargetError),
+    Remote(#[from] acp_remote::client::TargetError),
     /// A shared proxy whose hub has stopped: the server is stopping.
     #[error("is not running: the server is stopping")]
     SharedHubStopped,

@@ -9,9 +9,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{StartError, Started, StopSignal, report_exit, trace_started};
 use crate::config::RemoteSpec;
-use crate::remote::client::{self, Connection, Ended, Target};
 use acp_link::Links;
 use acp_link::event::Event;
+use acp_remote::client::{self, Connection, Ended, Target};
 
 /// Starts connecting to `spec`'s URL with a link for it; its end is reported on `events`.
 /// Must be called inside the runtime.

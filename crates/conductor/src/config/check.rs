@@ -11,7 +11,7 @@ use super::{
     OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, WasmSpec, inspect,
 };
 use crate::config::ConfigErrors;
-use crate::remote::protocol::{Transport, shown_url};
+use acp_remote::protocol::{Transport, shown_url};
 
 /// Prints a one-paragraph summary of the chain to stdout when the file is valid (this is a
 /// command for humans, not the protocol); returns every error when it is invalid or unreadable.

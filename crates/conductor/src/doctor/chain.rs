@@ -7,7 +7,7 @@ use crate::config::{
     AfterRestarts, AgentSpec, CommandSpec, Config, DirMode, FailurePolicy, Mode, OnFailure,
     ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, format_duration, format_size,
 };
-use crate::remote::protocol::{Transport, shown_url};
+use acp_remote::protocol::{Transport, shown_url};
 
 /// The chain as lines of text, without a trailing newline.
 pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> String {

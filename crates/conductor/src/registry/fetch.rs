@@ -144,7 +144,7 @@ async fn get(url: &str) -> Result<String, RegistryError> {
         url: url.to_owned(),
         source: error.without_url(),
     };
-    let tls = crate::client_tls::client_config(&[b"h2", b"http/1.1"]).map_err(|error| {
+    let tls = acp_remote::client_tls::client_config(&[b"h2", b"http/1.1"]).map_err(|error| {
         RegistryError::Setup {
             url: url.to_owned(),
             cause: SetupError::Tls(error),

@@ -259,7 +259,7 @@ impl Components for Supervisor {
                 module: spec.module.clone(),
             },
             Launch::Remote(spec) => LaunchKind::Remote {
-                url: crate::remote::protocol::shown_url(&spec.url),
+                url: acp_remote::protocol::shown_url(&spec.url),
             },
             Launch::Shared(_) => LaunchKind::Shared,
             Launch::NoAgent => return None,

@@ -15,9 +15,9 @@ use tokio::sync::mpsc;
 use super::routes::{Connection, Delivery, Routes};
 use super::{Command, ProxySupervisor};
 use crate::component::{StartError, Started};
-use crate::remote::client::Ended;
 use acp_link::event::Event;
 use acp_link::{Link, LinkEvent, Queued};
+use acp_remote::client::Ended;
 
 /// A chain attached to the proxy: where the proxy's messages for it go, and why it was let
 /// go when the hub ends it.

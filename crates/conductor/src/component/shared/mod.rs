@@ -26,9 +26,9 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, watch};
 
 use super::{Instance, StartError, Started, StopSignal, report_exit};
-use crate::remote::client::Ended;
 use acp_link::event::Event;
 use acp_link::{Links, MessageSink};
+use acp_remote::client::Ended;
 use routes::Connection;
 
 /// Frames from all chains toward a shared proxy, queued before the chains' writers wait.

@@ -7,7 +7,7 @@ use toml::de::DeTable;
 
 use super::super::RemoteSpec;
 use super::{Scope, Validator, Value, entries};
-use crate::remote::protocol::{SCHEMES, Transport};
+use acp_remote::protocol::{SCHEMES, Transport};
 
 /// Keys that only mean something for a component the conductor starts itself.
 const LAUNCH_ONLY_KEYS: &[&str] = &["args", "env", "cwd", "sandbox"];

@@ -24,16 +24,16 @@ pub(super) fn random_bytes(buf: &mut [u8]) {
 
 /// One served connection's id: 128 random bits, as 32 hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(super) struct ConnectionId(String);
+pub struct ConnectionId(String);
 
 impl ConnectionId {
-    pub(super) fn new() -> ConnectionId {
+    pub fn random() -> ConnectionId {
         let mut bytes = [0u8; 16];
         random_bytes(&mut bytes);
         ConnectionId(bytes.iter().map(|b| format!("{b:02x}")).collect())
     }
 
-    pub(super) fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -50,7 +50,7 @@ mod tests {
 
     #[test]
     fn connection_ids_are_hex_and_differ() {
-        let (a, b) = (ConnectionId::new(), ConnectionId::new());
+        let (a, b) = (ConnectionId::random(), ConnectionId::random());
         assert_eq!(a.as_str().len(), 32);
         assert!(a.as_str().bytes().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);

@@ -14,8 +14,8 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
-use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Target, tls};
-use crate::remote::protocol::{CONNECTION_ID, Transport};
+use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Target};
+use crate::protocol::{CONNECTION_ID, Transport};
 use acp_link::{MessageSink, MessageSource};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -102,7 +102,9 @@ async fn connect(target: &Target) -> Result<Socket, ConnectionError> {
         .max_message_size(Some(target.max_message))
         .max_frame_size(Some(target.max_message));
     let connector = if Transport::is_secure(target.url.scheme()) {
-        Some(Connector::Rustls(tls::client_config(&[b"http/1.1"])?))
+        Some(Connector::Rustls(
+            crate::client_tls::client_config(&[b"http/1.1"]).map_err(ConnectionError::Tls)?,
+        ))
     } else {
         Some(Connector::Plain)
     };

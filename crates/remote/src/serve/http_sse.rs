@@ -22,7 +22,7 @@ use super::Served;
 use super::client_link::{FromClient, Heard, ToClient};
 use super::http_connection::{HttpConnection, Outbound, StreamLease};
 use super::ids::ConnectionId;
-use crate::remote::protocol;
+use crate::protocol;
 use acp_trace::classify::{Kind, classify};
 
 /// How long the opening POST waits for the chain's answer to `initialize` (the chain's own
@@ -131,10 +131,10 @@ pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> R
 /// with the chain's answer. A refused `initialize` leaves no connection behind. For a
 /// `proxy/initialize` (`early`) the headers go first, see the module's comment.
 async fn open(served: &Served, request_id: String, body: Bytes, early: bool) -> Response {
-    let Some(admitted) = served.chains.admit() else {
+    let Some(admitted) = served.admission.admit() else {
         return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
     };
-    let id = ConnectionId::new();
+    let id = ConnectionId::random();
     let heard = Heard::new();
     let (to_chain, from_client) = FromClient::new(id.clone(), heard.clone(), served.limits.idle);
     let connection = HttpConnection::new(id.clone(), heard, to_chain);
@@ -142,7 +142,7 @@ async fn open(served: &Served, request_id: String, body: Bytes, early: bool) -> 
     served.http.insert(connection.clone());
     let to_client = ToClient::Http(Outbound::new(connection.clone(), served.http.clone()));
     if !served
-        .chains
+        .admission
         .start(admitted, id.clone(), from_client, to_client)
     {
         served.http.remove(id.as_str());

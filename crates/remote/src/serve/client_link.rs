@@ -66,7 +66,7 @@ impl Heard {
 /// The client's messages, as the chain's editor link reads them. Ends when the transport
 /// ends, or when the client has not been heard from for the idle limit: to the chain,
 /// either is the editor closing its end.
-pub(super) struct FromClient {
+pub struct FromClient {
     messages: mpsc::Receiver<Bytes>,
     heard: Arc<Heard>,
     idle: Duration,
@@ -113,7 +113,7 @@ impl MessageSource for FromClient {
 
 /// Where the chain's messages to the client go: a WebSocket's writer, or the HTTP
 /// connection's streams.
-pub(super) enum ToClient {
+pub enum ToClient {
     WebSocket(mpsc::Sender<Bytes>),
     Http(Outbound),
 }
@@ -147,7 +147,7 @@ mod tests {
     async fn a_silent_client_ends_the_source_after_the_idle_limit() {
         let heard = Heard::new();
         let (to_chain, mut source) =
-            FromClient::new(ConnectionId::new(), heard.clone(), Duration::from_secs(60));
+            FromClient::new(ConnectionId::random(), heard.clone(), Duration::from_secs(60));
         to_chain.send(Bytes::from_static(b"{}")).await.unwrap();
         heard.now();
         assert!(source.next_message().await.is_some());
@@ -160,7 +160,7 @@ mod tests {
     async fn an_open_stream_keeps_the_connection() {
         let heard = Heard::new();
         let (_to_chain, mut source) =
-            FromClient::new(ConnectionId::new(), heard.clone(), Duration::from_secs(60));
+            FromClient::new(ConnectionId::random(), heard.clone(), Duration::from_secs(60));
         heard.stream_opened();
         let waited = tokio::time::timeout(Duration::from_secs(300), source.next_message()).await;
         assert!(waited.is_err(), "the source ended while a stream was open");

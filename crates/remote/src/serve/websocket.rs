@@ -14,10 +14,10 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 
 use super::Served;
-use super::chains::Admitted;
+use super::admission::Admitted;
 use super::client_link::{FromClient, Heard, ToClient};
 use super::ids::ConnectionId;
-use crate::remote::protocol;
+use crate::protocol;
 
 /// Messages from the chain queued for the socket's writer before the chain's writer waits.
 const OUTBOUND_QUEUE: usize = 64;
@@ -28,10 +28,10 @@ const CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// Accepts the upgrade (or 503 at the connection limit); the response carries the new
 /// connection's `Acp-Connection-Id`.
 pub(super) fn upgrade(served: &Served, upgrade: WebSocketUpgrade) -> Response {
-    let Some(admitted) = served.chains.admit() else {
+    let Some(admitted) = served.admission.admit() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
     };
-    let id = ConnectionId::new();
+    let id = ConnectionId::random();
     let header = HeaderValue::from_str(id.as_str()).expect("hex is a valid header value");
     let limits = served.limits;
     let served = served.clone();
@@ -52,7 +52,7 @@ async fn connection(socket: WebSocket, id: ConnectionId, served: Served, admitte
     let (to_client, from_chain) = mpsc::channel(OUTBOUND_QUEUE);
     let to_client = ToClient::WebSocket(to_client);
     if !served
-        .chains
+        .admission
         .start(admitted, id.clone(), from_client, to_client)
     {
         return;

@@ -1,4 +1,4 @@
-//! One chain per connection: the transports hand each admitted connection's ends here, and
+//! One chain per connection: the transport hands each admitted connection's ends here, and
 //! the chain runs on the runtime's main thread (children are tied to the thread that spawns
 //! them, see `supervisor::starter`) until the connection ends; then it is stopped and
 //! its processes reaped by the same run path `acp-conductor run` uses.
@@ -8,98 +8,32 @@
 
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use acp_remote::serve::{Arrivals, ConnectionId, NewConnection};
 use tracing::Instrument;
 
-use super::client_link::{FromClient, ToClient};
-use super::ids::ConnectionId;
 use crate::component::shared::SharedProxies;
 use crate::config::Config;
 use crate::run;
 use acp_router::topology::ChainMode;
 
-/// A place for one more chain, held until that chain has stopped.
-#[derive(Debug)]
-pub(super) struct Admitted {
-    _place: OwnedSemaphorePermit,
-}
-
-struct Job {
-    id: ConnectionId,
-    from_client: FromClient,
-    to_client: ToClient,
-    admitted: Admitted,
-}
-
-/// The transports' handle: admits connections up to the limit and starts their chains.
-#[derive(Clone)]
-pub(super) struct Chains {
-    jobs: mpsc::UnboundedSender<Job>,
-    room: Arc<Semaphore>,
-    max: usize,
-}
-
-impl Chains {
-    /// The handle, and the runner to drive on the main thread.
-    pub(super) fn new(config: Config, mode: ChainMode, max: usize) -> (Chains, Runner) {
-        let (jobs, queue) = mpsc::unbounded_channel();
-        let room = Arc::new(Semaphore::new(max));
-        let runner = Runner {
-            config: Rc::new(config),
-            mode,
-            queue,
-            room: room.clone(),
-            max,
-        };
-        (Chains { jobs, room, max }, runner)
-    }
-
-    /// A place for a new connection's chain; `None` at the connection limit.
-    pub(super) fn admit(&self) -> Option<Admitted> {
-        match self.room.clone().try_acquire_owned() {
-            Ok(permit) => Some(Admitted { _place: permit }),
-            Err(_) => {
-                tracing::warn!(
-                    "refused a connection: {} are being served (--max-connections)",
-                    self.max
-                );
-                None
-            }
-        }
-    }
-
-    /// Starts the chain of connection `id`; false when the server is stopping.
-    pub(super) fn start(
-        &self,
-        admitted: Admitted,
-        id: ConnectionId,
-        from_client: FromClient,
-        to_client: ToClient,
-    ) -> bool {
-        self.jobs
-            .send(Job {
-                id,
-                from_client,
-                to_client,
-                admitted,
-            })
-            .is_ok()
-    }
-}
-
 /// Runs the chains; lives on the main thread.
 pub(super) struct Runner {
     config: Rc<Config>,
     mode: ChainMode,
-    queue: mpsc::UnboundedReceiver<Job>,
-    room: Arc<Semaphore>,
-    max: usize,
+    arrivals: Arrivals,
 }
 
 impl Runner {
+    pub(super) fn new(config: Config, mode: ChainMode, arrivals: Arrivals) -> Runner {
+        Runner {
+            config: Rc::new(config),
+            mode,
+            arrivals,
+        }
+    }
+
     /// Starts the shared proxies, then a chain for each connection until `stop` completes;
     /// then waits up to `grace` for the running chains to stop (each hears the signal that
     /// stopped the server, or its client leaving), and stops the shared proxies. Must be
@@ -110,9 +44,10 @@ impl Runner {
         tokio::pin!(stop);
         loop {
             tokio::select! {
-                job = self.queue.recv() => match job {
-                    Some(job) => {
-                        let chain = run_chain(self.config.clone(), self.mode, job, shared.clone());
+                connection = self.arrivals.next() => match connection {
+                    Some(connection) => {
+                        let chain =
+                            run_chain(self.config.clone(), self.mode, connection, shared.clone());
                         tokio::task::spawn_local(chain);
                     }
                     None => break,
@@ -120,25 +55,27 @@ impl Runner {
                 () = &mut stop => break,
             }
         }
-        self.queue.close();
-        let everyone = self.room.acquire_many(self.max as u32);
-        if tokio::time::timeout(grace, everyone).await.is_err() {
+        if let Err(running) = self.arrivals.close(grace).await {
             tracing::warn!(
-                "{} chains still running {grace:?} after the server stopped; leaving them",
-                self.max - self.room.available_permits()
+                "{running} chains still running {grace:?} after the server stopped; leaving them"
             );
         }
         hubs.stop().await;
     }
 }
 
-async fn run_chain(config: Rc<Config>, mode: ChainMode, job: Job, shared: Rc<SharedProxies>) {
-    let Job {
+async fn run_chain(
+    config: Rc<Config>,
+    mode: ChainMode,
+    connection: NewConnection,
+    shared: Rc<SharedProxies>,
+) {
+    let NewConnection {
         id,
         from_client,
         to_client,
         admitted,
-    } = job;
+    } = connection;
     let config = for_connection(&config, &id);
     let span = tracing::info_span!("connection", id = %id);
     async {
@@ -196,7 +133,7 @@ mod tests {
 
     #[test]
     fn each_connection_traces_to_its_own_file() {
-        let id = ConnectionId::new();
+        let id = ConnectionId::random();
         assert_eq!(
             per_connection_file(Path::new("/t/run.jsonl"), &id),
             Path::new(&format!("/t/run.{id}.jsonl"))

@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 
 use super::http_sse::{Incoming, Shared, describe};
 use super::{ConnectionError, Stream};
-use crate::remote::protocol::session_in_result;
+use crate::protocol::session_in_result;
 
 /// Reads `response`, the stream of `session` (`None`: the connection's), until it ends. Boxed:
 /// reading a stream may open another, whose reader is this same future.

@@ -27,8 +27,8 @@ use acp_wire::{Envelope, IdKey, error_code};
 use bytes::Bytes;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 
-use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Stream, Target, sse_stream, tls};
-use crate::remote::protocol::{
+use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Stream, Target, sse_stream};
+use crate::protocol::{
     CONNECTION_ID, JSON_MEDIA_TYPE, SESSION_ID, Scope, call_scope, opens_connection,
 };
 use acp_link::{MessageSink, MessageSource};
@@ -100,7 +100,9 @@ pub(super) fn open(
 /// The HTTP client of one connection: its own cookie jar, HTTP/2 where TLS negotiates it.
 fn client(target: &Target) -> Result<reqwest::Client, ConnectionError> {
     // Always our own TLS configuration: reqwest has no crypto provider of its own here.
-    let tls = (*tls::client_config(&[b"h2", b"http/1.1"])?).clone();
+    let tls = (*crate::client_tls::client_config(&[b"h2", b"http/1.1"])
+        .map_err(ConnectionError::Tls)?)
+    .clone();
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
@@ -152,7 +154,7 @@ impl Shared {
         let http = self.http()?;
         let mut request = http.get(self.target.url.clone()).header(
             http::header::ACCEPT,
-            crate::remote::protocol::EVENT_STREAM_MEDIA_TYPE,
+            crate::protocol::EVENT_STREAM_MEDIA_TYPE,
         );
         if let Some(connection) = self.connection.get() {
             request = request.header(CONNECTION_ID, connection.clone());

@@ -246,7 +246,7 @@ impl HttpConnection {
 }
 
 /// The chain's messages to an HTTP client: each into the stream its route names.
-pub(super) struct Outbound {
+pub struct Outbound {
     connection: Arc<HttpConnection>,
     registry: Arc<Registry>,
 }
@@ -328,7 +328,7 @@ mod tests {
 
     fn connection() -> Arc<HttpConnection> {
         let (to_chain, _) = mpsc::channel(1);
-        HttpConnection::new(ConnectionId::new(), Heard::new(), to_chain)
+        HttpConnection::new(ConnectionId::random(), Heard::new(), to_chain)
     }
 
     async fn deliver(connection: &Arc<HttpConnection>, line: &str) {

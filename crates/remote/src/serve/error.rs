@@ -60,3 +60,16 @@ pub enum ServeError {
         source: rustls::Error,
     },
 }
+
+/// Why `serve` could not listen once its plan was checked.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    #[error("cannot listen on {addrs:?}: {source}")]
+    Bind {
+        addrs: Vec<std::net::SocketAddr>,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot listen: {0}")]
+    Tls(#[source] std::io::Error),
+}

@@ -16,7 +16,6 @@
 mod error;
 mod http_sse;
 mod sse_stream;
-mod tls;
 mod websocket;
 
 use std::sync::{Arc, Mutex};
@@ -24,8 +23,8 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::config::RemoteSpec;
-use crate::remote::protocol::{Transport, shown_url};
+use crate::RemoteSpec;
+use crate::protocol::{Transport, shown_url};
 
 pub use error::{ConnectionError, Stream};
 pub use http_sse::{HttpSink, HttpSource};

@@ -1,0 +1,159 @@
+//! `acp-conductor serve`: the chain of a config served to remote editors over ACP's Streamable
+//! HTTP & WebSocket transport (`acp_remote::serve`), one chain per connection, run here
+//! ([`chains`]) by the same path `run` uses. The command line, the runtime, stopping.
+
+mod chains;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use acp_remote::protocol;
+use acp_remote::serve::{self, Limits, Options, Plan, Server};
+use acp_router::topology::ChainMode;
+
+use crate::config::duration::parse_duration;
+use crate::config::size::parse_size;
+use crate::config::{self, Config, Mode};
+use crate::signals::StopSignals;
+use chains::Runner;
+
+/// Exit status for a configuration that cannot be used (sysexits EX_CONFIG).
+const EX_CONFIG: u8 = 78;
+/// After a signal, how long running chains get to stop before `serve` exits anyway.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
+    config: PathBuf,
+    /// Address to listen on: `127.0.0.1:8080`, `[::1]:0`, `0.0.0.0:8443`. An address that
+    /// is not loopback requires --token-file.
+    #[arg(long, value_name = "HOST:PORT")]
+    listen: String,
+    /// File holding the bearer token every request must carry (`Authorization: Bearer
+    /// <token>`). Required unless the address is loopback; never give the token itself.
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<PathBuf>,
+    /// TLS certificate chain (PEM); with --tls-key, serve https:// and wss://.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM) for --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// A browser origin allowed to connect (`https://app.example`); repeat for more.
+    /// Requests with any other `Origin` header get 403; requests without one pass.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+impl ServeArgs {
+    /// What the transport is asked for.
+    fn options(&self) -> Options {
+        Options {
+            listen: self.listen.clone(),
+            token_file: self.token_file.clone(),
+            tls: self.tls_cert.clone().zip(self.tls_key.clone()),
+            allow_origins: self.allow_origins.clone(),
+            limits: Limits::from(&self.limits),
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// Most connections served at once, each with its own chain; more are refused with 503.
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    max_connections: u16,
+    /// Largest message a client may send (one WebSocket message, one POST body): larger
+    /// WebSocket messages close the connection, larger POSTs get 413.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
+    max_message_size: usize,
+    /// A connection on which nothing is heard from the client for this long is closed and
+    /// its chain stopped (WebSocket pongs and open SSE streams count as hearing it).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    idle_timeout: Duration,
+}
+
+impl From<&LimitArgs> for Limits {
+    fn from(args: &LimitArgs) -> Limits {
+        Limits {
+            max_connections: usize::from(args.max_connections),
+            max_message: args.max_message_size,
+            idle: args.idle_timeout,
+        }
+    }
+}
+
+/// The `serve` command.
+pub fn main(args: ServeArgs, log: Option<&str>) -> ExitCode {
+    crate::logging::init(log, "info");
+    let config = match config::load(&args.config) {
+        Ok(config) => config,
+        Err(errors) => {
+            eprintln!("{errors}");
+            return ExitCode::from(EX_CONFIG);
+        }
+    };
+    let plan = match Plan::new(&args.options()) {
+        Ok(plan) => plan,
+        Err(error) => {
+            eprintln!("acp-conductor serve: {error}");
+            return ExitCode::from(EX_CONFIG);
+        }
+    };
+    let mode = match config.conductor.mode {
+        Mode::Proxy => ChainMode::Proxy,
+        Mode::Agent => ChainMode::Agent,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    // Chains run on this (the main) thread, inside the local set; see `chains`.
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, serve(config, mode, plan))
+}
+
+async fn serve(config: Config, mode: ChainMode, plan: Plan) -> ExitCode {
+    let file = config.file.clone();
+    let (admission, arrivals) = serve::admission(plan.limits().max_connections);
+    let server = match Server::listen(plan, admission).await {
+        Ok(server) => server,
+        Err(error) => {
+            tracing::error!("{error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(
+        "serving the chain of {} on {}://{}{}",
+        file.display(),
+        server.scheme,
+        server.local,
+        protocol::ENDPOINT_PATH
+    );
+    let runner = Runner::new(config, mode, arrivals);
+    let signalled = async {
+        let name = stop_signal().await;
+        tracing::info!("{name}: no new connections; stopping the chains");
+        server.stop_accepting();
+    };
+    runner.run(signalled, STOP_GRACE).await;
+    // Every chain has stopped, so every stream has ended; what is left are idle sockets.
+    if !server.closed(STOP_GRACE).await {
+        tracing::warn!("connections still open after the chains stopped; exiting anyway");
+    }
+    ExitCode::SUCCESS
+}
+
+/// The first of SIGTERM, SIGINT, SIGHUP. Each chain hears it too and stops on its own.
+async fn stop_signal() -> &'static str {
+    match StopSignals::install() {
+        Some(mut signals) => signals.next().await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,223 @@
+//! `serve`'s transport: a chain's editor link for remote editors over ACP's Streamable HTTP
+//! & WebSocket transport, on one `/acp` endpoint behind a gate, one connection at a time handed
+//! to whoever runs its chain. Knows connections and envelopes, never chains or configs.
+//!
+//! | file | concept |
+//! |---|---|
+//! | `listener.rs` | the address, loopback or not; TLS through rustls |
+//! | `auth.rs` | the bearer token and the allowed browser origins |
+//! | `limits.rs` | connections, message size, idle time |
+//! | `admission.rs` | a place per connection, up to the limit; handing connections over |
+//! | `client_link.rs` | the client's end of a chain's editor link; when it was last heard |
+//! | `websocket.rs` | the WebSocket profile |
+//! | `http_sse.rs` | the Streamable HTTP profile: POST, GET (SSE), DELETE |
+//! | `http_connection.rs` | one HTTP connection's streams and routes; the registry |
+//! | `ids.rs` | connection ids and keys from the kernel's random source |
+//! | `error.rs` | why `serve` refuses to start |
+
+mod admission;
+mod auth;
+mod client_link;
+mod error;
+mod http_connection;
+mod http_sse;
+mod ids;
+mod limits;
+mod listener;
+mod websocket;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::Response;
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::protocol;
+pub use admission::{Admission, Admitted, Arrivals, NewConnection, admission};
+use auth::{Gate, Token};
+pub use client_link::{FromClient, ToClient};
+pub use error::{ListenError, ServeError};
+use http_connection::Registry;
+pub use ids::ConnectionId;
+pub use limits::Limits;
+
+/// What the handlers share.
+#[derive(Clone)]
+struct Served {
+    admission: Admission,
+    http: Arc<Registry>,
+    limits: Limits,
+}
+
+/// What the command line asks of the transport.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--listen`: `127.0.0.1:8080`, `[::1]:0`, `0.0.0.0:8443`.
+    pub listen: String,
+    /// `--token-file`: required unless every address is loopback.
+    pub token_file: Option<PathBuf>,
+    /// `--tls-cert` and `--tls-key`, both or neither.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// `--allow-origin`, each a browser origin.
+    pub allow_origins: Vec<String>,
+    pub limits: Limits,
+}
+
+/// Everything `serve` checked before it starts anything.
+pub struct Plan {
+    addrs: Vec<SocketAddr>,
+    gate: Gate,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    limits: Limits,
+}
+
+impl Plan {
+    /// Checks `options`: the address resolves, a token guards an address that is not
+    /// loopback, the token file, the origins and the TLS files can be used.
+    pub fn new(options: &Options) -> Result<Plan, ServeError> {
+        let addrs = listener::resolve(&options.listen)?;
+        let token = options.token_file.as_deref().map(Token::read).transpose()?;
+        if token.is_none() && !listener::all_loopback(&addrs) {
+            return Err(ServeError::NotLoopbackWithoutToken(options.listen.clone()));
+        }
+        let origins = options
+            .allow_origins
+            .iter()
+            .map(|origin| {
+                HeaderValue::from_str(origin.trim_end_matches('/'))
+                    .map_err(|_| ServeError::Origin(origin.clone()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let tls = match &options.tls {
+            Some((cert, key)) => Some(listener::tls_config(cert, key)?),
+            None => None,
+        };
+        Ok(Plan {
+            addrs,
+            gate: Gate { token, origins },
+            tls,
+            limits: options.limits,
+        })
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+}
+
+/// The endpoint, listening: what it admits goes to `admission`'s [`Arrivals`].
+pub struct Server {
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    pub local: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    /// Binds `plan`'s addresses and serves the endpoint on the runtime's workers.
+    pub async fn listen(plan: Plan, admission: Admission) -> Result<Server, ListenError> {
+        let listener =
+            TcpListener::bind(&plan.addrs[..])
+                .await
+                .map_err(|source| ListenError::Bind {
+                    addrs: plan.addrs.clone(),
+                    source,
+                })?;
+        let local = listener
+            .local_addr()
+            .expect("a bound listener has an address");
+        let served = Served {
+            admission,
+            http: Arc::new(Registry::default()),
+            limits: plan.limits,
+        };
+        let app = app(served, plan.gate, plan.limits);
+        let (stop, stop_rx) = watch::channel(false);
+        let stopped = async move {
+            let mut stop_rx = stop_rx;
+            let _ = stop_rx.wait_for(|stop| *stop).await;
+        };
+        let (scheme, task) = match plan.tls {
+            Some(tls) => {
+                let listener =
+                    listener::TlsListener::new(listener, tls).map_err(ListenError::Tls)?;
+                let server = axum::serve(listener, app).with_graceful_shutdown(stopped);
+                ("https", tokio::spawn(server.into_future()))
+            }
+            None => {
+                let server =
+                    axum::serve(listener.tap_io(no_delay), app).with_graceful_shutdown(stopped);
+                ("http", tokio::spawn(server.into_future()))
+            }
+        };
+        Ok(Server {
+            scheme,
+            local,
+            stop,
+            task,
+        })
+    }
+
+    /// Takes no new connection; the ones open go on until their chains stop.
+    pub fn stop_accepting(&self) {
+        let _ = self.stop.send(true);
+    }
+
+    /// Waits up to `grace` for the open connections to close; false if some are still open.
+    pub async fn closed(self, grace: std::time::Duration) -> bool {
+        tokio::time::timeout(grace, self.task).await.is_ok()
+    }
+}
+
+fn app(served: Served, gate: Gate, limits: Limits) -> Router {
+    Router::new()
+        .route(
+            protocol::ENDPOINT_PATH,
+            get(on_get).post(on_post).delete(on_delete),
+        )
+        .with_state(served)
+        .layer(DefaultBodyLimit::max(limits.max_message))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(gate),
+            auth::admit,
+        ))
+}
+
+async fn on_get(
+    State(served): State<Served>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    headers: HeaderMap,
+) -> Response {
+    match upgrade {
+        Ok(upgrade) => websocket::upgrade(&served, upgrade),
+        Err(_) => http_sse::stream(&served, &headers).await,
+    }
+}
+
+async fn on_post(State(served): State<Served>, headers: HeaderMap, body: Bytes) -> Response {
+    http_sse::post(&served, &headers, body).await
+}
+
+async fn on_delete(State(served): State<Served>, headers: HeaderMap) -> Response {
+    http_sse::delete(&served, &headers)
+}
+
+/// Small messages go out at once: a stream of updates is many small writes, and Nagle's
+/// algorithm would hold each behind the ACK of the one before (delayed up to 40 ms).
+fn no_delay(tcp: &mut tokio::net::TcpStream) {
+    if let Err(error) = tcp.set_nodelay(true) {
+        tracing::debug!("cannot set TCP_NODELAY: {error}");
+    }
+}
