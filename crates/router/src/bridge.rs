@@ -16,7 +16,7 @@ use acp_wire::{Envelope, IdKey, Invalid, Outcome, OutgoingRequests, RawValue, Sh
 use bytes::Bytes;
 
 use super::forward::error_code_of;
-use super::pending::{Pending, Purpose};
+use super::pending::{BridgeCall, Pending, Purpose};
 use super::skipped::Skip;
 use super::topology::Position;
 use super::{Components, Router};
@@ -26,23 +26,6 @@ use crate::mcp::declaration::IdField;
 use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
 use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
 use crate::output::Output;
-
-/// What a bridge request was for, so its response can be turned into MCP.
-#[derive(Debug)]
-pub enum BridgeCall {
-    Connect,
-    /// An MCP request of the agent's; the entry's origin id is the MCP id.
-    Reply,
-    /// The agent's `initialize` to a connectionless provider, answered from `server/discover`.
-    Discover,
-    /// The fallback when `server/discover` failed: `tools/list`.
-    ProbeTools,
-    /// An MCP request sent connectionless with this `requestId`.
-    Stateless {
-        request_id: String,
-    },
-    Disconnect,
-}
 
 /// How far a shim's connection has come.
 #[derive(Debug)]

@@ -7,7 +7,6 @@ use acp_wire::{IdKey, OutgoingRequests, RawValue};
 use bytes::Bytes;
 use std::time::Instant;
 
-use super::bridge::BridgeCall;
 use crate::link::LinkId;
 
 /// The requests the conductor sent on one link, by the id it chose there.
@@ -32,6 +31,23 @@ pub enum Purpose {
     /// The `initialize` the conductor sent a component it started again; the answer is its
     /// own.
     Reinitialize,
+}
+
+/// What a bridge request was for, so its response can be turned into MCP.
+#[derive(Debug)]
+pub enum BridgeCall {
+    Connect,
+    /// An MCP request of the agent's; the entry's origin id is the MCP id.
+    Reply,
+    /// The agent's `initialize` to a connectionless provider, answered from `server/discover`.
+    Discover,
+    /// The fallback when `server/discover` failed: `tools/list`.
+    ProbeTools,
+    /// An MCP request sent connectionless with this `requestId`.
+    Stateless {
+        request_id: String,
+    },
+    Disconnect,
 }
 
 /// One request the conductor sent and waits to hear back about.

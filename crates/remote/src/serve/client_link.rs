@@ -4,13 +4,12 @@
 
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
-use tokio::time::Instant;
 
+use super::heard::Heard;
 use super::http_connection::Outbound;
 use super::ids::ConnectionId;
 use acp_link::{MessageSink, MessageSource};
@@ -18,50 +17,6 @@ use acp_link::{MessageSink, MessageSource};
 /// Messages from the client queued toward the chain before the transport stops reading
 /// (and so stops the client): the chain's own queue limits take over from there.
 pub(super) const INBOUND_QUEUE: usize = 16;
-
-/// When the client was last heard from: a message, a WebSocket pong or ping, an HTTP
-/// request. An open SSE stream counts as hearing it the whole time it is open (a client
-/// that vanished fails its stream's keep-alive writes).
-#[derive(Debug)]
-pub(super) struct Heard {
-    start: Instant,
-    last_ms: AtomicU64,
-    open_streams: AtomicUsize,
-}
-
-impl Heard {
-    pub(super) fn new() -> Arc<Heard> {
-        Arc::new(Heard {
-            start: Instant::now(),
-            last_ms: AtomicU64::new(0),
-            open_streams: AtomicUsize::new(0),
-        })
-    }
-
-    pub(super) fn now(&self) {
-        let ms = self.start.elapsed().as_millis() as u64;
-        self.last_ms.fetch_max(ms, Ordering::Relaxed);
-    }
-
-    pub(super) fn stream_opened(&self) {
-        self.open_streams.fetch_add(1, Ordering::Relaxed);
-        self.now();
-    }
-
-    pub(super) fn stream_closed(&self) {
-        self.open_streams.fetch_sub(1, Ordering::Relaxed);
-        self.now();
-    }
-
-    /// How long nothing has been heard; zero while a stream is open.
-    fn silent_for(&self) -> Duration {
-        if self.open_streams.load(Ordering::Relaxed) > 0 {
-            return Duration::ZERO;
-        }
-        let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
-        self.start.elapsed().saturating_sub(last)
-    }
-}
 
 /// The client's messages, as the chain's editor link reads them. Ends when the transport
 /// ends, or when the client has not been heard from for the idle limit: to the chain,
@@ -142,12 +97,17 @@ impl MessageSink for ToClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::heard::Heard;
+    use tokio::time::Instant;
 
     #[tokio::test(start_paused = true)]
     async fn a_silent_client_ends_the_source_after_the_idle_limit() {
         let heard = Heard::new();
-        let (to_chain, mut source) =
-            FromClient::new(ConnectionId::random(), heard.clone(), Duration::from_secs(60));
+        let (to_chain, mut source) = FromClient::new(
+            ConnectionId::random(),
+            heard.clone(),
+            Duration::from_secs(60),
+        );
         to_chain.send(Bytes::from_static(b"{}")).await.unwrap();
         heard.now();
         assert!(source.next_message().await.is_some());
@@ -159,8 +119,11 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_open_stream_keeps_the_connection() {
         let heard = Heard::new();
-        let (_to_chain, mut source) =
-            FromClient::new(ConnectionId::random(), heard.clone(), Duration::from_secs(60));
+        let (_to_chain, mut source) = FromClient::new(
+            ConnectionId::random(),
+            heard.clone(),
+            Duration::from_secs(60),
+        );
         heard.stream_opened();
         let waited = tokio::time::timeout(Duration::from_secs(300), source.next_message()).await;
         assert!(waited.is_err(), "the source ended while a stream was open");

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::client_link::Heard;
+use super::heard::Heard;
 use super::ids::ConnectionId;
 use acp_trace::classify::{Kind, classify};
 

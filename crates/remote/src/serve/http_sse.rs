@@ -19,7 +19,8 @@ use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 
 use super::Served;
-use super::client_link::{FromClient, Heard, ToClient};
+use super::client_link::{FromClient, ToClient};
+use super::heard::Heard;
 use super::http_connection::{HttpConnection, Outbound, StreamLease};
 use super::ids::ConnectionId;
 use crate::protocol;

@@ -8,7 +8,8 @@
 //! | `auth.rs` | the bearer token and the allowed browser origins |
 //! | `limits.rs` | connections, message size, idle time |
 //! | `admission.rs` | a place per connection, up to the limit; handing connections over |
-//! | `client_link.rs` | the client's end of a chain's editor link; when it was last heard |
+//! | `client_link.rs` | the client's end of a chain's editor link |
+//! | `heard.rs` | when the client was last heard from, for the idle limit |
 //! | `websocket.rs` | the WebSocket profile |
 //! | `http_sse.rs` | the Streamable HTTP profile: POST, GET (SSE), DELETE |
 //! | `http_connection.rs` | one HTTP connection's streams and routes; the registry |
@@ -19,6 +20,7 @@ mod admission;
 mod auth;
 mod client_link;
 mod error;
+mod heard;
 mod http_connection;
 mod http_sse;
 mod ids;

@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 
 use super::Served;
 use super::admission::Admitted;
-use super::client_link::{FromClient, Heard, ToClient};
+use super::client_link::{FromClient, ToClient};
+use super::heard::Heard;
 use super::ids::ConnectionId;
 use crate::protocol;
 
