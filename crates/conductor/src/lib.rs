@@ -14,6 +14,7 @@ pub mod prompt_command;
 pub mod registry;
 pub mod remote;
 pub mod run;
+pub mod runtime;
 mod signals;
 pub mod supervisor;
 pub mod trace_command;
