@@ -14,6 +14,7 @@ use acp_conductor::config::{
     CommandSpec, ConductorSettings, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, ProxySpec,
     Sandbox, WasmSpec,
 };
+use acp_conductor::runtime::{self, MainThread, RuntimeKind};
 use acp_conductor::supervisor::Supervisor;
 use acp_link::Event;
 use acp_link::{LinkEvent, LinkLimits, Links};
@@ -32,30 +33,28 @@ fn main() {
     }
     // `HOP_CURRENT_THREAD=1` runs everything on one thread: the cost of the proxy itself,
     // without the wake-ups between threads that the conductor's runtime adds.
-    let runtime = if std::env::var_os("HOP_CURRENT_THREAD").is_some() {
-        tokio::runtime::Builder::new_current_thread()
+    let kind = if std::env::var_os("HOP_CURRENT_THREAD").is_some() {
+        RuntimeKind::OneThread
     } else {
-        let mut b = tokio::runtime::Builder::new_multi_thread();
-        b.worker_threads(2);
-        b
-    }
-    .enable_all()
-    .build()
-    .expect("tokio runtime");
+        RuntimeKind::Workers
+    };
     println!("| proxy | request and response through it, p50 | p99 |");
     println!("|---|---|---|");
-    for path in paths {
-        let (p50, p99) = runtime.block_on(measure(path.clone()));
-        println!(
-            "| {} | {:.1} µs | {:.1} µs |",
-            path.file_name().unwrap().to_string_lossy(),
-            p50.as_secs_f64() * 1e6,
-            p99.as_secs_f64() * 1e6
-        );
-    }
+    runtime::run_on_main_thread(kind, |main| async move {
+        for path in paths {
+            let (p50, p99) = measure(main, path.clone()).await;
+            println!(
+                "| {} | {:.1} µs | {:.1} µs |",
+                path.file_name().unwrap().to_string_lossy(),
+                p50.as_secs_f64() * 1e6,
+                p99.as_secs_f64() * 1e6
+            );
+        }
+    })
+    .expect("tokio runtime");
 }
 
-async fn measure(path: PathBuf) -> (Duration, Duration) {
+async fn measure(main: MainThread, path: PathBuf) -> (Duration, Duration) {
     let (events, mut received) = mpsc::channel(1024);
     let limits = LinkLimits {
         max_line: 64 << 20,
@@ -101,7 +100,14 @@ async fn measure(path: PathBuf) -> (Duration, Duration) {
         proxies: 1,
         mode: ChainMode::Proxy,
     };
-    let mut supervisor = Supervisor::new(&config, topology, links, events, &SharedProxies::none());
+    let mut supervisor = Supervisor::new(
+        main,
+        &config,
+        topology,
+        links,
+        events,
+        &SharedProxies::none(),
+    );
     let link = supervisor.start_chain().remove(0).link;
     let mut next_frame = async || match received.recv().await.expect("the proxy is running") {
         Event::Link {

@@ -12,6 +12,7 @@ use crate::doctor::DoctorError;
 use crate::prompt_command::{self, PromptError, PromptRequest};
 use crate::registry::RegistryError;
 use crate::run;
+use crate::runtime::{self, RuntimeKind};
 use crate::trace_command::ViewError;
 use acp_router::Finish;
 use acp_router::topology::ChainMode;
@@ -244,7 +245,10 @@ fn run_chain(file: &Path, proxy: bool, trace: Option<PathBuf>) -> Result<(), Com
         Mode::Proxy => ChainMode::Proxy,
         Mode::Agent => ChainMode::Agent,
     };
-    match runtime().block_on(run::run(&config, mode)) {
+    let finish =
+        runtime::run_on_main_thread(RuntimeKind::OneThread, |main| run::run(main, &config, mode))
+            .expect("tokio runtime");
+    match finish {
         Finish::Stopped => Ok(()),
         Finish::Failed => Err(CommandError::ChainFailed),
     }
@@ -256,15 +260,4 @@ fn prompt(request: &PromptRequest<'_>) -> Result<(), CommandError> {
     // `acp-prompt` installed.
     config::load(request.config)?;
     Err(prompt_command::exec(request).into())
-}
-
-/// One thread for the router and every link that can be polled (child pipes, WASM guests,
-/// sockets, the editor's pipes): a message is read, routed and written without a hand-over
-/// between threads, each of which cost a futex wake-up (docs/performance.md). Compiling WASM
-/// and reading files run on tokio's blocking pool.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
 }

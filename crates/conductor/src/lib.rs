@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod prompt_command;
 pub mod registry;
 pub mod run;
+pub mod runtime;
 pub mod serve;
 mod signals;
 pub mod supervisor;

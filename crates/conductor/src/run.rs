@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use crate::component::shared::SharedProxies;
 use crate::config::{AgentSpec, Config, FailurePolicy, ProxyLaunch};
 use crate::driver::{ChainLink, Driver};
+use crate::runtime::MainThread;
 use crate::signals::StopSignals;
 use crate::supervisor::Supervisor;
 use acp_link::event::Event;
@@ -28,12 +29,18 @@ const EDITOR_FLUSH_WAIT: Duration = Duration::from_secs(5);
 const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
 
 /// Runs the chain described by `config` until the editor leaves, a signal arrives or a
-/// component fails; returns how it ended once every component has stopped.
-///
-/// Must run on the runtime's main thread (inside `block_on`): children are started from
-/// it, see [`crate::component::native::spawn`].
-pub async fn run(config: &Config, mode: ChainMode) -> Finish {
-    run_with(config, mode, connect_editor, None, &SharedProxies::none()).await
+/// component fails; returns how it ended once every component has stopped. Children are
+/// started from `main`'s thread (see `runtime.rs`).
+pub async fn run(main: MainThread, config: &Config, mode: ChainMode) -> Finish {
+    run_chain(
+        main,
+        config,
+        mode,
+        connect_editor,
+        None,
+        &SharedProxies::none(),
+    )
+    .await
 }
 
 /// Someone besides the router who follows a run: `doctor --probe`, which times each
@@ -48,7 +55,8 @@ pub(crate) trait Watcher: Send + 'static {
 /// [`run`], with the editor's link made by `editor` (the conductor's stdio, or an
 /// in-memory peer for `doctor --probe`), `watcher`, if any, following the events, and the
 /// proxies in `shared` attached to rather than started (`serve`'s shared proxies).
-pub(crate) async fn run_with(
+pub(crate) async fn run_chain(
+    main: MainThread,
     config: &Config,
     mode: ChainMode,
     editor: impl FnOnce(&Links) -> (Link, LinkDone),
@@ -76,8 +84,14 @@ pub(crate) async fn run_with(
         proxies: config.proxies.len(),
         mode,
     };
-    let mut supervisor =
-        Supervisor::new(config, topology, links.clone(), events_tx.clone(), shared);
+    let mut supervisor = Supervisor::new(
+        main,
+        config,
+        topology,
+        links.clone(),
+        events_tx.clone(),
+        shared,
+    );
     // Components first, so that one failing to start is reported before anything the
     // editor sends.
     let components = supervisor.start_chain();

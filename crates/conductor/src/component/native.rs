@@ -12,6 +12,7 @@ use super::stderr_relay;
 use super::stderr_tail::StderrTail;
 use super::{Instance, StartError, Started, StopSignal, report_exit, trace_started};
 use crate::config::CommandSpec;
+use crate::runtime::MainThread;
 use acp_link::Links;
 use acp_link::event::{Event, ExitStatus as ComponentExit};
 
@@ -20,10 +21,10 @@ use acp_link::event::{Event, ExitStatus as ComponentExit};
 const OUTPUT_DRAIN: Duration = Duration::from_millis(500);
 
 /// Starts `spec` with its stdin and stdout as a link; its end is reported on `events`.
-/// Must be called from the thread that stays alive for the whole run (the runtime's main
-/// thread): the child is told to die with the thread that spawned it, so it cannot outlive
-/// a conductor that is killed.
+/// The child is told to die with the thread that spawned it, so it cannot outlive a
+/// conductor that is killed: hence `main` (see `runtime.rs`).
 pub(crate) fn spawn(
+    _main: MainThread,
     spec: &CommandSpec,
     links: &Links,
     events: &mpsc::Sender<Event>,

@@ -15,6 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::config::{self, Config, ConfigErrorKind, ConfigErrors, Observations};
+use crate::runtime::{self, RuntimeKind};
 pub(crate) use paths::DESKTOP_PATH;
 use paths::Paths;
 use probe::{ComponentProbe, Outcome};
@@ -282,12 +283,8 @@ fn run_probe(config: &Config, editor_path: &str) -> Vec<ComponentProbe> {
         Some(config::AgentSpec::Builtin { command, .. }) => with_path(command),
         Some(config::AgentSpec::Remote(_)) | None => {}
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    runtime.block_on(probe::probe(&config))
+    runtime::run_on_main_thread(RuntimeKind::Workers, |main| probe::probe(main, &config))
+        .expect("tokio runtime")
 }
 
 /// One line per component (and its stderr's last lines when it failed).

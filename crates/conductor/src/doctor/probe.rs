@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 
 use crate::component::shared::SharedProxies;
 use crate::config::{Config, Mode, OnFailure};
-use crate::run::{Watcher, run_with};
+use crate::run::{Watcher, run_chain};
+use crate::runtime::MainThread;
 use acp_link::event::Event;
 use acp_link::{LinkEvent, LinkId};
 use acp_router::topology::ChainMode;
@@ -159,8 +160,8 @@ impl Timeline {
 }
 
 /// Starts the chain of `config`, initializes it and stops it; each component's outcome in
-/// chain order. Must run on the runtime's main thread (inside `block_on`), as `run` must.
-pub(crate) async fn probe(config: &Config) -> Vec<ComponentProbe> {
+/// chain order. Children are started from `main`'s thread, as in `run` (see `runtime.rs`).
+pub(crate) async fn probe(main: MainThread, config: &Config) -> Vec<ComponentProbe> {
     let mut config = config.clone();
     for proxy in &mut config.proxies {
         proxy.failure.on_failure = OnFailure::Fail;
@@ -218,7 +219,8 @@ pub(crate) async fn probe(config: &Config) -> Vec<ComponentProbe> {
             view
         }
     });
-    run_with(
+    run_chain(
+        main,
         &config,
         mode,
         move |links| links.messages(from_editor, to_editor),

@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::UnixStream;
 
+use crate::runtime::{self, RuntimeKind};
 use acp_router::mcp::bridge_hello::hello_line;
 
 /// After the agent closes stdin: how long the conductor gets to close its side.
@@ -68,12 +69,7 @@ pub fn run(socket: &Path, server: &str) -> ExitCode {
 
 /// Connects, greets, and copies until either side closes.
 fn bridge(socket: &Path, server: &str) -> Result<(), ShimError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(ShimError::Runtime)?;
-    let ended = runtime.block_on(async {
+    runtime::run_on_main_thread(RuntimeKind::OneThreadShutDownInBackground, |_main| async {
         let mut stream =
             UnixStream::connect(socket)
                 .await
@@ -83,11 +79,8 @@ fn bridge(socket: &Path, server: &str) -> Result<(), ShimError> {
                 })?;
         handshake(&mut stream, server).await?;
         copy_both_ways(stream, tokio::io::stdin(), tokio::io::stdout()).await
-    });
-    // tokio reads stdin on a blocking thread whose read cannot be cancelled: waiting for it
-    // would keep the shim alive until the agent writes or closes stdin.
-    runtime.shutdown_background();
-    ended
+    })
+    .map_err(ShimError::Runtime)?
 }
 
 /// Copies `input` to the conductor and the conductor's bytes to `output`, as two tasks.

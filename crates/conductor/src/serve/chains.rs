@@ -16,6 +16,7 @@ use tracing::Instrument;
 use crate::component::shared::SharedProxies;
 use crate::config::Config;
 use crate::run;
+use crate::runtime::MainThread;
 use acp_router::topology::ChainMode;
 
 /// Runs the chains; lives on the main thread.
@@ -38,8 +39,13 @@ impl Runner {
     /// then waits up to `grace` for the running chains to stop (each hears the signal that
     /// stopped the server, or its client leaving), and stops the shared proxies. Must be
     /// driven inside a `LocalSet` on the main thread.
-    pub(super) async fn run(mut self, stop: impl Future<Output = ()>, grace: Duration) {
-        let (shared, hubs) = crate::supervisor::shared_proxies::start(&self.config);
+    pub(super) async fn run(
+        mut self,
+        main: MainThread,
+        stop: impl Future<Output = ()>,
+        grace: Duration,
+    ) {
+        let (shared, hubs) = crate::supervisor::shared_proxies::start_hubs(main, &self.config);
         let shared = Rc::new(shared);
         tokio::pin!(stop);
         loop {
@@ -47,7 +53,7 @@ impl Runner {
                 connection = self.arrivals.next() => match connection {
                     Some(connection) => {
                         let chain =
-                            run_chain(self.config.clone(), self.mode, connection, shared.clone());
+                            run_chain(main, self.config.clone(), self.mode, connection, shared.clone());
                         tokio::task::spawn_local(chain);
                     }
                     None => break,
@@ -65,6 +71,7 @@ impl Runner {
 }
 
 async fn run_chain(
+    main: MainThread,
     config: Rc<Config>,
     mode: ChainMode,
     connection: NewConnection,
@@ -80,7 +87,8 @@ async fn run_chain(
     let span = tracing::info_span!("connection", id = %id);
     async {
         tracing::info!("client connected: starting its chain");
-        let finish = run::run_with(
+        let finish = run::run_chain(
+            main,
             &config,
             mode,
             move |links| links.messages(from_client, to_client),

@@ -15,6 +15,7 @@ use acp_router::topology::ChainMode;
 use crate::config::duration::parse_duration;
 use crate::config::size::parse_size;
 use crate::config::{self, Config, Mode};
+use crate::runtime::{self, MainThread, RuntimeKind};
 use crate::signals::StopSignals;
 use chains::Runner;
 
@@ -109,17 +110,14 @@ pub fn main(args: ServeArgs, log: Option<&str>) -> ExitCode {
         Mode::Proxy => ChainMode::Proxy,
         Mode::Agent => ChainMode::Agent,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
     // Chains run on this (the main) thread, inside the local set; see `chains`.
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, serve(config, mode, plan))
+    runtime::run_on_main_thread(RuntimeKind::WorkersAndLocalSet, |main| {
+        serve(main, config, mode, plan)
+    })
+    .expect("tokio runtime")
 }
 
-async fn serve(config: Config, mode: ChainMode, plan: Plan) -> ExitCode {
+async fn serve(main: MainThread, config: Config, mode: ChainMode, plan: Plan) -> ExitCode {
     let file = config.file.clone();
     let (admission, arrivals) = serve::admission(plan.limits().max_connections);
     let server = match Server::listen(plan, admission).await {
@@ -142,7 +140,7 @@ async fn serve(config: Config, mode: ChainMode, plan: Plan) -> ExitCode {
         tracing::info!("{name}: no new connections; stopping the chains");
         server.stop_accepting();
     };
-    runner.run(signalled, STOP_GRACE).await;
+    runner.run(main, signalled, STOP_GRACE).await;
     // Every chain has stopped, so every stream has ended; what is left are idle sockets.
     if !server.closed(STOP_GRACE).await {
         tracing::warn!("connections still open after the chains stopped; exiting anyway");

@@ -24,6 +24,7 @@ use crate::component::shared::SharedProxies;
 use crate::component::{Instance, Started};
 use crate::config::{AgentSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol};
 use crate::driver::{ChainLink, Components, Restarted};
+use crate::runtime::MainThread;
 use acp_link::event::Event;
 use acp_link::{Link, LinkId, Links};
 use acp_router::topology::{Position, Topology};
@@ -56,8 +57,10 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// The components `config` describes for a chain of `topology`; nothing starts yet.
-    /// Proxies named in `shared` are attached to, not started.
+    /// Proxies named in `shared` are attached to, not started. Components are started (and
+    /// started again) from `main`'s thread.
     pub fn new(
+        main: MainThread,
         config: &Config,
         topology: Topology,
         links: Links,
@@ -119,7 +122,7 @@ impl Supervisor {
             });
         }
         Supervisor {
-            starter: Starter::new(links, events, config.conductor.cache_dir.clone()),
+            starter: Starter::new(main, links, events, config.conductor.cache_dir.clone()),
             slots,
             instances: Vec::new(),
             bridge: None,
@@ -138,8 +141,6 @@ impl Supervisor {
     /// Starts every component, in chain order, and returns their links from position 1 on.
     /// A component that cannot start gets an unconnected link, and its failure is the first
     /// event the router hears about it.
-    ///
-    /// Must run on the runtime's main thread, see [`Starter::start`].
     pub fn start_chain(&mut self) -> Vec<ChainLink> {
         (1..=self.slots.len())
             .map(|position| {

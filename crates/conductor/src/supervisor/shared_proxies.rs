@@ -8,16 +8,16 @@ use super::starter::{self, Launch, Starter};
 use crate::component::shared::{ProxySupervisor, SharedHubs, SharedProxies};
 use crate::component::{Instance, StartError, Started};
 use crate::config::{Config, ProxyLaunch};
+use crate::runtime::MainThread;
 use acp_link::{LinkLimits, Links};
 
 /// Events of a shared proxy's instance (its link's frames, its end) queued for its hub.
 const EVENT_QUEUE: usize = 256;
 
 /// Starts a hub, and its proxy's instance, for each enabled `[[proxy]]` of `config` with
-/// `shared = true`; the hubs are stopped through the second half. Must be called on the
-/// runtime's main thread inside a `LocalSet`: the instances are children, which live as
-/// long as the thread that started them.
-pub fn start(config: &Config) -> (SharedProxies, SharedHubs) {
+/// `shared = true`; the hubs are stopped through the second half. The hubs run inside the
+/// `LocalSet` of `main`'s thread, which starts the instances (see `runtime.rs`).
+pub fn start_hubs(main: MainThread, config: &Config) -> (SharedProxies, SharedHubs) {
     let limits = LinkLimits {
         max_line: config.conductor.max_line,
         queue_limit: config.conductor.queue_limit,
@@ -38,7 +38,7 @@ pub fn start(config: &Config) -> (SharedProxies, SharedHubs) {
         };
         let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
         let links = Links::new(events_tx.clone(), limits);
-        let starter = Starter::new(links, events_tx, config.conductor.cache_dir.clone());
+        let starter = Starter::new(main, links, events_tx, config.conductor.cache_dir.clone());
         let instance = SharedInstance { launch, starter };
         proxies.add(
             &mut hubs,

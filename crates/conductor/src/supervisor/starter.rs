@@ -17,6 +17,7 @@ use crate::component::shared::SharedProxy;
 use crate::component::wasm;
 use crate::component::{Instance, StartError, Started, native, remote};
 use crate::config::{CommandSpec, RemoteSpec, WasmSpec};
+use crate::runtime::MainThread;
 use acp_link::Links;
 use acp_link::event::Event;
 
@@ -42,8 +43,10 @@ pub enum Launch {
 }
 
 /// Starts instances whose links and exits are reported on one event channel.
+/// Holds a [`MainThread`]: native children are started from the thread that owns them.
 #[derive(Debug, Clone)]
 pub struct Starter {
+    main: MainThread,
     links: Links,
     events: mpsc::Sender<Event>,
     #[cfg(feature = "wasm")]
@@ -54,11 +57,13 @@ impl Starter {
     /// Instances get their links from `links` and report their ends on `events`; WASM
     /// proxies cache their compiled code under `cache_dir` (none: compiled every time).
     pub fn new(
+        main: MainThread,
         links: Links,
         events: mpsc::Sender<Event>,
         #[cfg_attr(not(feature = "wasm"), allow(unused_variables))] cache_dir: Option<PathBuf>,
     ) -> Starter {
         Starter {
+            main,
             links,
             events,
             #[cfg(feature = "wasm")]
@@ -75,10 +80,12 @@ impl Starter {
     }
 
     /// Starts an instance as `launch` says, with a link for it; its end is reported on the
-    /// event channel. Must be called on the runtime's main thread, see [`native::spawn`].
+    /// event channel.
     pub fn start(&self, launch: &Launch) -> Result<Started, StartError> {
         match launch {
-            Launch::Native { spec, .. } => native::spawn(spec, &self.links, &self.events),
+            Launch::Native { spec, .. } => {
+                native::spawn(self.main, spec, &self.links, &self.events)
+            }
             #[cfg(feature = "wasm")]
             Launch::Wasm(spec) => wasm::spawn(spec, &self.wasm, &self.links, &self.events),
             // The config refuses `wasm` in such a build; a config made in code still fails here.

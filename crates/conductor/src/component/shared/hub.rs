@@ -60,7 +60,7 @@ impl<S: ProxySupervisor> Hub<S> {
     }
 
     /// Runs until `commands` says stop (or every handle is gone), then stops the instance.
-    /// Must run on the runtime's main thread, as every start of a child does.
+    /// Runs on the main thread: `supervisor` starts children (see `runtime.rs`).
     pub(super) async fn run(
         mut self,
         mut commands: mpsc::UnboundedReceiver<Command>,

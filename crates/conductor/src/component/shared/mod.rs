@@ -39,7 +39,8 @@ const PROXY_FRAMES: usize = 64;
 /// What a hub asks of the supervisor, which alone starts and stops components.
 pub trait ProxySupervisor: 'static {
     /// Starts a new instance of the proxy; its link's events and its end arrive on the
-    /// event channel the hub was given. Called on the runtime's main thread.
+    /// event channel the hub was given. The supervisor's implementation holds the
+    /// [`MainThread`](crate::runtime::MainThread) this needs.
     fn start(&mut self) -> Result<Started, StartError>;
 
     /// Stops `instance`, whose input is closed or which has failed: a moment to exit on its
@@ -162,9 +163,8 @@ impl SharedProxies {
 
     /// Starts the hub of the shared proxy `name`: it has `supervisor` start the proxy's
     /// instance at once (and again when a chain attaches after it exited), hears of the
-    /// instance on `events`, and is stopped through `hubs`. Must be called on the runtime's
-    /// main thread inside a `LocalSet`: the instance is a child, which lives as long as the
-    /// thread that started it.
+    /// instance on `events`, and is stopped through `hubs`. Must be called inside a
+    /// `LocalSet`: the hub runs on the thread that starts the instance (see `runtime.rs`).
     pub fn add(
         &mut self,
         hubs: &mut SharedHubs,
