@@ -31,6 +31,7 @@ mod pipe;
 mod read_gate;
 mod reader;
 mod stdio;
+pub mod transport;
 mod writer;
 
 #[cfg(test)]
@@ -250,7 +251,7 @@ impl Links {
             Ok(pipe) => {
                 let source = reader::Lines::new(Pipe::new(pipe), max_line);
                 let read = reader::read_loop(id, source, events.clone(), gate.clone());
-                tokio::spawn(until_finished(read, parts.reader_done));
+                transport::spawn(until_finished(read, parts.reader_done));
             }
             Err(fd) => {
                 let source = reader::Lines::new(BlockingStream::new(File::from(fd)), max_line);
@@ -264,7 +265,7 @@ impl Links {
             Ok(pipe) => {
                 let sink = writer::Lines::new(Pipe::new(pipe));
                 let write = writer::write_loop(id, sink, parts.outbox, events.clone(), None, trace);
-                tokio::spawn(until_finished(write, parts.writer_done));
+                transport::spawn(until_finished(write, parts.writer_done));
             }
             Err(fd) => {
                 let sink = writer::Lines::new(BlockingStream::new(File::from(fd)));
@@ -356,8 +357,8 @@ impl Links {
             stall,
             self.trace.clone(),
         );
-        tokio::spawn(until_finished(read, parts.reader_done));
-        tokio::spawn(until_finished(write, parts.writer_done));
+        transport::spawn(until_finished(read, parts.reader_done));
+        transport::spawn(until_finished(write, parts.writer_done));
         (parts.link, parts.done)
     }
 }

@@ -92,12 +92,12 @@ where
     O: AsyncWrite + Unpin + Send + 'static,
 {
     let (mut from_conductor, mut to_conductor) = stream.into_split();
-    let mut input_copied = tokio::spawn(async move {
+    let mut input_copied = acp_link::transport::spawn(async move {
         let mut input = input;
         let _ = tokio::io::copy(&mut input, &mut to_conductor).await;
         let _ = to_conductor.shutdown().await;
     });
-    let mut output_copied = tokio::spawn(async move {
+    let mut output_copied = acp_link::transport::spawn(async move {
         let mut output = output;
         let mut buf = vec![0u8; COPY_BUFFER];
         loop {

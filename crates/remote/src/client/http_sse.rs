@@ -180,7 +180,7 @@ impl Shared {
                 answer,
             });
         }
-        let reader = tokio::spawn(sse_stream::read(
+        let reader = acp_link::transport::spawn(sse_stream::read(
             self.clone(),
             response,
             session.map(str::to_owned),
@@ -232,7 +232,7 @@ impl Shared {
         // request on this stream, whose answer is the next POST.
         self.open_stream(None).await?;
         let shared = self.clone();
-        let answer = tokio::spawn(async move {
+        let answer = acp_link::transport::spawn(async move {
             match response.bytes().await {
                 Ok(body) => {
                     let _ = shared.incoming.send(Incoming::Message(body)).await;

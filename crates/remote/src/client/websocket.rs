@@ -50,7 +50,7 @@ pub(super) fn open(
     let (sink_tx, sink_rx) = oneshot::channel();
     let shown = target.shown.clone();
     let failed = ended.clone();
-    tokio::spawn(async move {
+    acp_link::transport::spawn(async move {
         let connected = tokio::time::timeout(CONNECT_TIMEOUT, connect(&target))
             .await
             .unwrap_or_else(|_| {

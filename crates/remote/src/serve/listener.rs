@@ -86,7 +86,7 @@ impl TlsListener {
         let local = listener.local_addr()?;
         let (done, handshaken) = mpsc::channel(HANDSHAKEN_QUEUE);
         let acceptor = TlsAcceptor::from(config);
-        tokio::spawn(async move {
+        acp_link::transport::spawn(async move {
             loop {
                 let (mut tcp, peer) = match listener.accept().await {
                     Ok(accepted) => accepted,
@@ -103,7 +103,7 @@ impl TlsListener {
                 super::no_delay(&mut tcp);
                 let acceptor = acceptor.clone();
                 let done = done.clone();
-                tokio::spawn(async move {
+                acp_link::transport::spawn(async move {
                     match tokio::time::timeout(HANDSHAKE_LIMIT, acceptor.accept(tcp)).await {
                         Ok(Ok(tls)) => {
                             let _ = done.send((tls, peer)).await;

@@ -156,12 +156,12 @@ impl Server {
                 let listener =
                     listener::TlsListener::new(listener, tls).map_err(ListenError::Tls)?;
                 let server = axum::serve(listener, app).with_graceful_shutdown(stopped);
-                ("https", tokio::spawn(server.into_future()))
+                ("https", acp_link::transport::spawn(server.into_future()))
             }
             None => {
                 let server =
                     axum::serve(listener.tap_io(no_delay), app).with_graceful_shutdown(stopped);
-                ("http", tokio::spawn(server.into_future()))
+                ("http", acp_link::transport::spawn(server.into_future()))
             }
         };
         Ok(Server {

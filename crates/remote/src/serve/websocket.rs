@@ -60,7 +60,7 @@ async fn connection(socket: WebSocket, id: ConnectionId, served: Served, admitte
     }
     tracing::debug!(connection = %id, "WebSocket connection open");
     let (sink, stream) = socket.split();
-    let reader = tokio::spawn(read_client(stream, to_chain, heard, id.clone()));
+    let reader = acp_link::transport::spawn(read_client(stream, to_chain, heard, id.clone()));
     let ping_every =
         (served.limits.idle / 3).clamp(Duration::from_secs(1), Duration::from_secs(30));
     write_client(sink, from_chain, ping_every).await;
