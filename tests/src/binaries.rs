@@ -231,7 +231,14 @@ pub fn workspace_root() -> &'static Path {
 }
 
 /// The conductor's sources, relative to the workspace root.
-const CONDUCTOR_SOURCES: &[&str] = &["crates/conductor", "crates/acp-wire"];
+const CONDUCTOR_SOURCES: &[&str] = &[
+    "crates/conductor",
+    "crates/acp-wire",
+    "crates/router",
+    "crates/link",
+    "crates/trace",
+    "crates/remote",
+];
 
 /// Panics when a source file of the conductor was modified after `binary` was built, so
 /// that a test never reports on an old conductor.
