@@ -9,10 +9,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config::{self, ConfigErrors, Mode};
 use crate::doctor::DoctorError;
+use crate::mcp::shim::ShimError;
 use crate::prompt_command::{self, PromptError, PromptRequest};
 use crate::registry::RegistryError;
 use crate::run;
 use crate::runtime::{self, RuntimeKind};
+use crate::serve::ServeCommandError;
 use crate::trace_command::ViewError;
 use acp_router::Finish;
 use acp_router::topology::ChainMode;
@@ -130,6 +132,10 @@ pub enum CommandError {
     /// The chain stopped on a failure; the log said which.
     #[error("the chain stopped on a failure")]
     ChainFailed,
+    #[error(transparent)]
+    Serve(#[from] ServeCommandError),
+    #[error("acp-conductor mcp-bridge: {0}")]
+    McpBridge(#[from] ShimError),
 }
 
 impl CommandError {
@@ -137,18 +143,28 @@ impl CommandError {
     /// report).
     pub fn message(&self) -> Option<String> {
         match self {
-            CommandError::ChainFailed | CommandError::Doctor(DoctorError::ProblemsFound(_)) => None,
+            CommandError::ChainFailed
+            | CommandError::Doctor(DoctorError::ProblemsFound(_))
+            | CommandError::Serve(ServeCommandError::Listen(_)) => None,
             other => Some(other.to_string()),
         }
     }
 }
 
-/// The exit status of a failed command: 78 (`EX_CONFIG`) when the configuration cannot be
-/// used, 1 otherwise.
+/// The exit status of a failed command: 78 (`EX_CONFIG`) when the configuration (or `serve`'s
+/// command line) cannot be used, 2 when the MCP bridge never reached the conductor, 1
+/// otherwise.
 pub fn exit_status(error: &CommandError) -> u8 {
     match error {
-        CommandError::Config(_) | CommandError::Doctor(DoctorError::Unreadable(_)) => EX_CONFIG,
-        CommandError::Doctor(DoctorError::ProblemsFound(_))
+        CommandError::Config(_)
+        | CommandError::Doctor(DoctorError::Unreadable(_))
+        | CommandError::Serve(ServeCommandError::Config(_) | ServeCommandError::Plan(_)) => {
+            EX_CONFIG
+        }
+        CommandError::McpBridge(ShimError::Unreachable { .. }) => 2,
+        CommandError::McpBridge(_)
+        | CommandError::Serve(ServeCommandError::Listen(_) | ServeCommandError::Runtime(_))
+        | CommandError::Doctor(DoctorError::ProblemsFound(_))
         | CommandError::Agents(_)
         | CommandError::TraceView(_)
         | CommandError::Prompt(_)
@@ -164,9 +180,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let log = cli.log.as_deref();
     match cli.command {
-        // Both report and set their exit status themselves (blocking std I/O; the remote server).
-        Command::McpBridge { socket, server } => crate::mcp::shim::run(&socket, &server),
-        Command::Serve(args) => crate::serve::main(args, log),
+        Command::McpBridge { socket, server } => finish(crate::mcp::shim::run(&socket, &server)),
+        Command::Serve(args) => finish(crate::serve::main(args, log)),
         Command::Trace(args) => finish(crate::trace_command::main(args, log)),
         Command::Check { config } => {
             crate::logging::init(log, "warn");

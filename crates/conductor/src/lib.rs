@@ -2,6 +2,7 @@
 //! as one ACP agent. Must not know what proxies do with the messages it routes.
 #![deny(clippy::print_stdout)]
 
+pub mod cache_dir;
 pub mod cli;
 pub mod component;
 pub mod config;
@@ -15,5 +16,6 @@ pub mod run;
 pub mod runtime;
 pub mod serve;
 mod signals;
+pub mod suggest;
 pub mod supervisor;
 pub mod trace_command;

@@ -4,8 +4,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-pub use acp_trace::view::ViewError;
-use acp_trace::view::{self, ServeAddrError};
+pub use acp_trace_view::ViewError;
+use acp_trace_view::{self as view, ServeAddrError};
+
+use crate::runtime::{self, RuntimeKind};
 use clap::{Args, Subcommand};
 
 #[derive(Debug, Args)]
@@ -55,7 +57,10 @@ pub fn main(args: TraceArgs, log: Option<&str>) -> Result<(), ViewError> {
             file,
             output: _,
             serve: Some(addr),
-        } => view::serve(&file, addr),
+        } => runtime::run_on_main_thread(RuntimeKind::OneThread, |_| async move {
+            view::serve(&file, addr).await
+        })
+        .map_err(ViewError::Runtime)?,
         TraceCommand::View {
             file,
             output,

@@ -1,7 +1,7 @@
 //! acp-trace: the per-hop trace (`run --trace FILE`, `trace = "..."`): one JSON record per
 //! message per link, written by a thread of its own so that routing never waits on the file;
-//! redaction; and the viewer that draws a trace file as a page ([`view`]). Knows links only
-//! by the core's ids, and nothing of how a run is configured or started.
+//! and redaction (the viewer that draws a trace file is `acp-trace-view`). Knows links only by
+//! the core's ids, and nothing of how a run is configured or started.
 //!
 //! Who records what (docs/architecture.md, "The trace"):
 //!
@@ -27,7 +27,6 @@ mod record;
 pub mod redact;
 mod sink;
 mod thread;
-pub mod view;
 
 use std::fs::File;
 use std::io;

@@ -18,7 +18,6 @@ mod remote_tests;
 mod resolve;
 mod schema;
 pub(crate) mod size;
-mod suggest;
 #[cfg(test)]
 pub(crate) mod test_support;
 #[cfg(test)]
@@ -45,9 +44,7 @@ pub use resolve::ResolveError;
 pub(crate) use resolve::{ProgramSearch, resolve_program};
 #[cfg(not(feature = "wasm"))]
 pub(crate) use schema::NO_WASM;
-pub(crate) use schema::default_cache_dir;
 pub(crate) use size::format_size;
-pub(crate) use suggest::close_matches;
 
 use diagnostics::Diagnostics;
 use observe::Recorder;

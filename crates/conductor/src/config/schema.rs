@@ -14,11 +14,11 @@ use super::interpolate::{InterpolationError, interpolate, references};
 use super::observe::{ProgramLookup, Recorder, VariableUse};
 use super::resolve::{ProgramSearch, ResolveError, relative_to, resolve_dir, resolve_program};
 use super::size::{SizeError, parse_size, size_from_integer};
-use super::suggest::did_you_mean;
 use super::{
     AgentSpec, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy, Mode,
     ProxyLaunch, ProxyProtocol, ProxySpec,
 };
+use crate::suggest::did_you_mean;
 use failure::Component;
 
 mod failure;
@@ -29,7 +29,6 @@ mod wasm;
 
 #[cfg(not(feature = "wasm"))]
 pub(crate) use wasm::NO_WASM;
-pub(crate) use wasm::default_cache_dir;
 
 const ROOT_KEYS: &[&str] = &["conductor", "agent", "proxy"];
 const CONDUCTOR_KEYS: &[&str] = &[
@@ -135,7 +134,7 @@ pub(crate) fn validate(
         conductor.mode = mode;
     }
     if conductor.cache_dir.is_none() {
-        conductor.cache_dir = wasm::default_cache_dir(surroundings.vars);
+        conductor.cache_dir = crate::cache_dir::default_cache_dir(surroundings.vars);
     }
     validator.cache_dir.clone_from(&conductor.cache_dir);
     let (agent, agent_name, agent_failure) = match root.get("agent") {

@@ -8,7 +8,6 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -47,24 +46,9 @@ pub enum ShimError {
     ConductorClosed,
 }
 
-impl ShimError {
-    /// The shim's exit status for this end: 2 when the conductor was never reached.
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            ShimError::Unreachable { .. } => ExitCode::from(2),
-            _ => ExitCode::from(1),
-        }
-    }
-}
-
-pub fn run(socket: &Path, server: &str) -> ExitCode {
-    match bridge(socket, server) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("acp-conductor mcp-bridge: {error}");
-            error.exit_code()
-        }
-    }
+/// The `mcp-bridge` subcommand: until the agent closes its stdin or the conductor its side.
+pub fn run(socket: &Path, server: &str) -> Result<(), ShimError> {
+    bridge(socket, server)
 }
 
 /// Connects, greets, and copies until either side closes.
@@ -246,7 +230,8 @@ mod tests {
             refused.to_string(),
             "the conductor refused MCP server `notes-9`: no such server"
         );
-        assert_eq!(refused.exit_code(), ExitCode::from(1));
+        let status = crate::cli::exit_status(&crate::cli::CommandError::McpBridge(refused));
+        assert_eq!(status, 1);
 
         // The conductor reads the hello and closes without a welcome.
         let (mut conductor, mut shim) = connection();
@@ -267,7 +252,9 @@ mod tests {
         let missing = std::env::temp_dir().join("acp-conductor-no-such-dir/bridge.sock");
         let error = bridge(&missing, "notes-1").unwrap_err();
         assert!(matches!(error, ShimError::Unreachable { .. }));
-        assert_eq!(error.exit_code(), ExitCode::from(2));
+        let status = crate::cli::exit_status(&crate::cli::CommandError::McpBridge(error));
+        assert_eq!(status, 2);
+        let error = bridge(&missing, "notes-1").unwrap_err();
         assert!(error.to_string().starts_with(&format!(
             "cannot reach the conductor at {}: ",
             missing.display()

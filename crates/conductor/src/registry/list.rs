@@ -12,7 +12,7 @@ pub fn agents_command(registry_file: Option<&Path>) -> Result<(), RegistryError>
     let vars = |name: &str| std::env::var(name).ok();
     let registry = match registry_file {
         Some(file) => Registry::from_file(&std::path::absolute(file).unwrap_or(file.into())),
-        None => published(crate::config::default_cache_dir(&vars).as_deref(), &vars),
+        None => published(crate::cache_dir::default_cache_dir(&vars).as_deref(), &vars),
     }?;
     let root = install_root(&vars);
     let text = table(&registry, &platform(), root.as_deref());

@@ -240,7 +240,7 @@ impl Registry {
     /// contained in it), at most three, closest first.
     pub fn close_matches(&self, id: &str) -> Vec<&str> {
         let ids: Vec<&str> = self.agents.iter().map(|agent| agent.id.as_str()).collect();
-        crate::config::close_matches(id, &ids, 3)
+        crate::suggest::close_matches(id, &ids, 3)
     }
 
     /// "unknown agent id ... " with close matches, for a config error or the CLI.

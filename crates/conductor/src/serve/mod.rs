@@ -5,11 +5,10 @@
 mod chains;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use acp_remote::protocol;
-use acp_remote::serve::{self, Limits, Options, Plan, Server};
+use acp_remote::serve::{self, Limits, ListenError, Options, Plan, ServeError, Server};
 use acp_router::topology::ChainMode;
 
 use crate::config::duration::parse_duration;
@@ -19,8 +18,6 @@ use crate::runtime::{self, MainThread, RuntimeKind};
 use crate::signals::StopSignals;
 use chains::Runner;
 
-/// Exit status for a configuration that cannot be used (sysexits EX_CONFIG).
-const EX_CONFIG: u8 = 78;
 /// After a signal, how long running chains get to stop before `serve` exits anyway.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
@@ -89,23 +86,27 @@ impl From<&LimitArgs> for Limits {
     }
 }
 
-/// The `serve` command.
-pub fn main(args: ServeArgs, log: Option<&str>) -> ExitCode {
+/// Why `serve` ended in failure; `cli::exit_status` turns it into the exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeCommandError {
+    /// The configuration cannot be used.
+    #[error("{0}")]
+    Config(#[from] config::ConfigErrors),
+    /// What the command line names cannot be used.
+    #[error("acp-conductor serve: {0}")]
+    Plan(#[from] ServeError),
+    /// The checked address could not be listened on (logged when it happened).
+    #[error("{0}")]
+    Listen(#[from] ListenError),
+    #[error("acp-conductor serve: cannot start the runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// The `serve` command: until a signal stops it.
+pub fn main(args: ServeArgs, log: Option<&str>) -> Result<(), ServeCommandError> {
     crate::logging::init(log, "info");
-    let config = match config::load(&args.config) {
-        Ok(config) => config,
-        Err(errors) => {
-            eprintln!("{errors}");
-            return ExitCode::from(EX_CONFIG);
-        }
-    };
-    let plan = match Plan::new(&args.options()) {
-        Ok(plan) => plan,
-        Err(error) => {
-            eprintln!("acp-conductor serve: {error}");
-            return ExitCode::from(EX_CONFIG);
-        }
-    };
+    let config = config::load(&args.config)?;
+    let plan = Plan::new(&args.options())?;
     let mode = match config.conductor.mode {
         Mode::Proxy => ChainMode::Proxy,
         Mode::Agent => ChainMode::Agent,
@@ -114,19 +115,20 @@ pub fn main(args: ServeArgs, log: Option<&str>) -> ExitCode {
     runtime::run_on_main_thread(RuntimeKind::WorkersAndLocalSet, |main| {
         serve(main, config, mode, plan)
     })
-    .expect("tokio runtime")
+    .map_err(ServeCommandError::Runtime)?
 }
 
-async fn serve(main: MainThread, config: Config, mode: ChainMode, plan: Plan) -> ExitCode {
+async fn serve(
+    main: MainThread,
+    config: Config,
+    mode: ChainMode,
+    plan: Plan,
+) -> Result<(), ServeCommandError> {
     let file = config.file.clone();
     let (admission, arrivals) = serve::admission(plan.limits().max_connections);
-    let server = match Server::listen(plan, admission).await {
-        Ok(server) => server,
-        Err(error) => {
-            tracing::error!("{error}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let server = Server::listen(plan, admission).await.inspect_err(|error| {
+        tracing::error!("{error}");
+    })?;
     tracing::info!(
         "serving the chain of {} on {}://{}{}",
         file.display(),
@@ -145,7 +147,7 @@ async fn serve(main: MainThread, config: Config, mode: ChainMode, plan: Plan) ->
     if !server.closed(STOP_GRACE).await {
         tracing::warn!("connections still open after the chains stopped; exiting anyway");
     }
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// The first of SIGTERM, SIGINT, SIGHUP. Each chain hears it too and stops on its own.

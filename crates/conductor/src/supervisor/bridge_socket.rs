@@ -39,7 +39,7 @@ impl BridgeSocket {
         let links = links.held();
         let shims = Arc::new(Mutex::new(Vec::new()));
         let connected = shims.clone();
-        let accept = tokio::spawn(async move {
+        let accept = acp_link::transport::spawn(async move {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {

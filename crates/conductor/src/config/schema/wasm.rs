@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use toml::de::DeTable;
 
 use super::super::resolve::relative_to;
-use super::super::suggest::did_you_mean;
 use super::super::{DirGrant, DirMode, Sandbox, WasmKind, WasmSpec};
 use super::{Scope, Validator, Value, entries};
+use crate::suggest::did_you_mean;
 
 const SANDBOX_KEYS: &[&str] = &["dirs", "env", "memory", "message_timeout"];
 const DIR_KEYS: &[&str] = &["host", "guest", "mode"];
@@ -21,19 +21,6 @@ const MIN_MEMORY: usize = 1 << 20;
 pub(crate) const NO_WASM: &str = "this acp-conductor was built without WASM support (cargo \
      feature `wasm`, on by default): rebuild it with default features, or run the proxy as a \
      `command`";
-
-/// `$XDG_CACHE_HOME/acp-conductor`, else `$HOME/.cache/acp-conductor`; relative values are
-/// ignored, as the XDG specification asks.
-pub(crate) fn default_cache_dir(vars: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let absolute = |name: &str| {
-        vars(name)
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
-    };
-    absolute("XDG_CACHE_HOME")
-        .or_else(|| absolute("HOME").map(|home| home.join(".cache")))
-        .map(|base| base.join("acp-conductor"))
-}
 
 impl Validator<'_, '_, '_> {
     /// `[proxy.sandbox]` only means something for a proxy the conductor hosts itself.

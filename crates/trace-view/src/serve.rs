@@ -53,15 +53,8 @@ struct Shared {
     stopping: watch::Receiver<bool>,
 }
 
-pub fn run(file: &Path, addr: SocketAddr) -> Result<(), ViewError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(ViewError::Runtime)?;
-    runtime.block_on(serve(file, addr))
-}
-
-async fn serve(file: &Path, addr: SocketAddr) -> Result<(), ViewError> {
+/// Serves the page of `file` on `addr`, following the file as it grows, until Ctrl-C.
+pub async fn serve(file: &Path, addr: SocketAddr) -> Result<(), ViewError> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let (changes, _) = watch::channel((0, 0));
     let shared = Arc::new(Shared {

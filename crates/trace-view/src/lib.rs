@@ -1,6 +1,6 @@
-//! The trace viewer (`acp-conductor trace view`): a trace file (docs/trace.md, format
-//! version 1) as one self-contained HTML page, written to a file or served with the file
-//! followed as it grows.
+//! acp-trace-view: the trace viewer (`acp-conductor trace view`): a trace file (docs/trace.md,
+//! format version 1) as one self-contained HTML page, written to a file or served with the
+//! file followed as it grows. Reads trace files only; knows nothing of how they are written.
 //!
 //! The page does the reading (lifelines, pairing, hops, summaries): it has to anyway for the
 //! records a live view appends. This side only splits the file into records, keeping each
@@ -15,7 +15,7 @@ use std::path::Path;
 
 pub use error::{ServeAddrError, ViewError};
 pub use page::{LiveConfig, page};
-pub use serve::run as serve;
+pub use serve::serve;
 
 /// Reads `file` and writes its page to `output`; returns how many records it holds.
 pub fn write_page(file: &Path, output: &Path) -> Result<usize, ViewError> {

@@ -2,7 +2,7 @@
 //! Must not know which words are valid where: callers pass the candidates.
 
 /// The candidate closest to `word`, if it is close enough to be a plausible typo.
-pub(crate) fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
+pub fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
     let word = word.to_ascii_lowercase();
     candidates
         .iter()
@@ -18,7 +18,7 @@ pub(crate) fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str>
 /// Up to `limit` candidates `word` may have meant, closest first: those [`closest`] would
 /// accept, and those containing `word` or contained in it (an id typed short, `codex` for
 /// `codex-acp`) when it has at least three characters.
-pub(crate) fn close_matches<'c>(word: &str, candidates: &[&'c str], limit: usize) -> Vec<&'c str> {
+pub fn close_matches<'c>(word: &str, candidates: &[&'c str], limit: usize) -> Vec<&'c str> {
     let lowered = word.to_ascii_lowercase();
     let mut scored: Vec<(usize, &'c str)> = candidates
         .iter()
@@ -40,7 +40,7 @@ pub(crate) fn close_matches<'c>(word: &str, candidates: &[&'c str], limit: usize
 }
 
 /// ` (did you mean `x`?)`-style tail for a message, or nothing.
-pub(crate) fn did_you_mean(word: &str, candidates: &[&str], quote: char) -> String {
+pub fn did_you_mean(word: &str, candidates: &[&str], quote: char) -> String {
     closest(word, candidates)
         .map(|candidate| match quote {
             '"' => format!("; did you mean \"{candidate}\"?"),
