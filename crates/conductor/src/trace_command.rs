@@ -1,4 +1,4 @@
-//! `acp-conductor trace view`: the command line of the trace viewer (`acp_trace::view`), which
+//! `acp-conductor trace view`: the command line of the trace viewer (`acp_trace_view`), which
 //! draws a trace file as one page, written to a file or served live.
 
 use std::net::SocketAddr;
