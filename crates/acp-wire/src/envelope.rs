@@ -7,6 +7,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::frame::TopLevel;
+use crate::successor::WrapperMembers;
 
 /// A well-formed JSON-RPC 2.0 message. Payloads stay raw so they can be forwarded
 /// byte-for-byte.
@@ -111,28 +112,77 @@ impl std::fmt::Display for Invalid<'_> {
 
 /// Every member as raw text; `null` stays distinguishable from absent.
 #[derive(Deserialize)]
-struct Members<'a> {
+pub(crate) struct Members<'a> {
     #[serde(default, borrow, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
+    pub(crate) jsonrpc: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
+    pub(crate) id: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
+    pub(crate) method: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
+    pub(crate) params: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
+    pub(crate) result: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
+    pub(crate) error: Option<&'a RawValue>,
 }
 
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&'de RawValue>::deserialize(d).map(Some)
 }
 
+/// A frame's envelope, and what its one validating pass found of a `proxy/successor`
+/// wrapper in its `params` (for [`crate::successor::unwrap_found`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Parsed<'a> {
+    pub envelope: Envelope<'a>,
+    pub wrapper: WrapperMembers<'a>,
+}
+
 /// Classifies one frame. Validates that the whole line is JSON (so a peer is never
 /// handed a malformed payload) but only decodes the envelope members.
 pub fn parse(line: &[u8]) -> Result<Envelope<'_>, Invalid<'_>> {
+    parse_frame(line).map(|parsed| parsed.envelope)
+}
+
+/// [`parse`], also keeping where the members of an object `params` are, so that unwrapping
+/// a `proxy/successor` does not scan the payload again. One pass over the line
+/// ([`crate::scan`]) for a valid frame; anything that pass leaves alone, invalid frames
+/// included, is read by serde_json as before, which says what is wrong.
+pub fn parse_frame(line: &[u8]) -> Result<Parsed<'_>, Invalid<'_>> {
+    let Some(scanned) = crate::scan::scan(line) else {
+        return parse_with_serde(line).map(|envelope| Parsed {
+            envelope,
+            wrapper: WrapperMembers::default(),
+        });
+    };
+    let e = &scanned.envelope;
+    let members = Members {
+        jsonrpc: scanned.raw(e.jsonrpc),
+        id: scanned.raw(e.id),
+        method: scanned.raw(e.method),
+        params: scanned.raw(e.params),
+        result: scanned.raw(e.result),
+        error: scanned.raw(e.error),
+    };
+    let wrapper = scanned
+        .wrapper
+        .as_ref()
+        .map_or_else(WrapperMembers::default, |w| {
+            WrapperMembers::found(
+                scanned.raw(w.method),
+                scanned.raw(w.params),
+                scanned.raw(w.meta),
+                scanned.raw(w.underscore_meta),
+                w.repeated,
+            )
+        });
+    classify(members).map(|envelope| Parsed { envelope, wrapper })
+}
+
+/// The envelope as serde_json reads it: `from_utf8`, then a pass that validates the JSON
+/// and decodes the envelope members. For the frames [`crate::scan`] leaves alone.
+pub(crate) fn parse_with_serde(line: &[u8]) -> Result<Envelope<'_>, Invalid<'_>> {
     let not_json = |e: serde_json::Error| Invalid::NotJson {
         error: e.to_string(),
         seen: TopLevel::of(line),

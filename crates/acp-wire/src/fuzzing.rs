@@ -98,6 +98,7 @@ fn decode(stream: &[u8], cuts: &[usize], max_line: usize) -> Vec<Item> {
 /// whatever is written from a parsed envelope parses back to the same parts.
 fn check_frame(frame: &[u8], seed: u8) {
     assert!(!frame.contains(&b'\n'), "a frame holds a newline");
+    check_one_pass(frame);
     let envelope = match crate::parse(frame) {
         Ok(envelope) => envelope,
         Err(invalid) => {
@@ -146,6 +147,25 @@ fn check_frame(frame: &[u8], seed: u8) {
                 other => panic!("response does not parse back: {other:?}"),
             }
         }
+    }
+}
+
+/// The one-pass parse reads every frame as serde_json does (the same envelope or the same
+/// error), and a wrapper's members found on the way are the ones `unwrap` reads itself.
+pub(crate) fn check_one_pass(frame: &[u8]) {
+    let parsed = crate::parse_frame(frame);
+    let by_serde = crate::envelope::parse_with_serde(frame);
+    let envelope = parsed.as_ref().map(|p| p.envelope);
+    assert_eq!(format!("{envelope:?}"), format!("{by_serde:?}"));
+    if let Ok(parsed) = parsed {
+        let params = match parsed.envelope {
+            Envelope::Request { params, .. } | Envelope::Notification { params, .. } => params,
+            Envelope::Response { .. } => None,
+        };
+        assert_eq!(
+            format!("{:?}", successor::unwrap_found(params, parsed.wrapper)),
+            format!("{:?}", successor::unwrap(params)),
+        );
     }
 }
 

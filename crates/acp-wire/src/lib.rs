@@ -17,10 +17,11 @@ pub mod fuzzing;
 pub mod id;
 mod members;
 pub mod outgoing;
+mod scan;
 pub mod splice;
 pub mod successor;
 
-pub use envelope::{Envelope, Invalid, Outcome, Shape, parse};
+pub use envelope::{Envelope, Invalid, Outcome, Parsed, Shape, parse, parse_frame};
 pub use frame::{FrameError, LineDecoder, LineEncoder};
 pub use id::IdKey;
 pub use outgoing::OutgoingRequests;

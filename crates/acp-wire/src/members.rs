@@ -55,11 +55,13 @@ fn name(quoted: &str) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(quoted).ok().map(Cow::Owned)
 }
 
-/// The slice as a `RawValue`, without copying or validating it again.
-fn raw(json: &str) -> &RawValue {
+/// The slice as a `RawValue`, without copying or validating it again. `json` must be one
+/// whole JSON value, already validated (here: inside a `RawValue`; in [`crate::scan`]: a
+/// value of a line the pass accepted).
+pub(crate) fn raw(json: &str) -> &RawValue {
     // SAFETY: `RawValue` is `#[repr(transparent)]` over `str` (serde_json does this very
-    // cast in its private `from_borrowed`), and `json` is one whole value of a `RawValue`'s
-    // valid text, so it is valid JSON as every `RawValue` must be.
+    // cast in its private `from_borrowed`), and `json` is one whole valid JSON value, as
+    // every `RawValue` must be.
     unsafe { std::mem::transmute::<&str, &RawValue>(json) }
 }
 

@@ -68,26 +68,70 @@ pub struct Wrapped<'a> {
     pub meta: EnvelopeMeta<'a>,
 }
 
+/// The members of a frame's `params` that a `proxy/successor` wrapper has, as the frame's
+/// one validating pass found them ([`crate::parse_frame`]). The default is "not found":
+/// [`unwrap_found`] then reads the params itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WrapperMembers<'a>(Option<Slots<'a>>);
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slots<'a> {
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    meta: Option<&'a RawValue>,
+    underscore_meta: Option<&'a RawValue>,
+    /// One of the names came twice.
+    repeated: bool,
+}
+
+impl<'a> WrapperMembers<'a> {
+    pub(crate) fn found(
+        method: Option<&'a RawValue>,
+        params: Option<&'a RawValue>,
+        meta: Option<&'a RawValue>,
+        underscore_meta: Option<&'a RawValue>,
+        repeated: bool,
+    ) -> Self {
+        WrapperMembers(Some(Slots {
+            method,
+            params,
+            meta,
+            underscore_meta,
+            repeated,
+        }))
+    }
+}
+
+const NOT_AN_OBJECT: &str = "`proxy/successor` params must be an object with a string `method`";
+
 /// Reads the params of a `proxy/successor` message. The params were validated with the
 /// frame they came in, so their members are found by structure only ([`crate::members`]):
 /// a wrapped payload is not scanned a second time.
 pub fn unwrap(params: Option<&RawValue>) -> Result<Wrapped<'_>, &'static str> {
-    const NOT_AN_OBJECT: &str = "`proxy/successor` params must be an object with a string `method`";
+    unwrap_found(params, WrapperMembers::default())
+}
+
+/// [`unwrap`], with the members the frame's pass already found (`found`, from
+/// [`crate::parse_frame`] of the same frame): then the params are not read at all.
+pub fn unwrap_found<'a>(
+    params: Option<&'a RawValue>,
+    found: WrapperMembers<'a>,
+) -> Result<Wrapped<'a>, &'static str> {
     let params = params.ok_or("`proxy/successor` needs params")?;
-    let members = crate::members::of(params).ok_or(NOT_AN_OBJECT)?;
-    let (mut method, mut inner, mut meta, mut underscore_meta) = (None, None, None, None);
-    for (name, value) in members {
-        let slot = match &*name {
-            "method" => &mut method,
-            "params" => &mut inner,
-            "meta" => &mut meta,
-            "_meta" => &mut underscore_meta,
-            _ => continue,
-        };
-        if slot.replace(value).is_some() {
-            return Err(NOT_AN_OBJECT);
-        }
+    let slots = match found.0 {
+        Some(slots) => slots,
+        None => read_slots(params)?,
+    };
+    if slots.repeated {
+        return Err(NOT_AN_OBJECT);
     }
+    let Slots {
+        method,
+        params: inner,
+        meta,
+        underscore_meta,
+        ..
+    } = slots;
     let method = method
         .ok_or(NOT_AN_OBJECT)?
         .get()
@@ -109,6 +153,25 @@ pub fn unwrap(params: Option<&RawValue>) -> Result<Wrapped<'_>, &'static str> {
             underscore_meta: present(underscore_meta),
         },
     })
+}
+
+/// The wrapper's members, found by structure in params known to be valid JSON.
+fn read_slots(params: &RawValue) -> Result<Slots<'_>, &'static str> {
+    let members = crate::members::of(params).ok_or(NOT_AN_OBJECT)?;
+    let mut slots = Slots::default();
+    for (name, value) in members {
+        let slot = match &*name {
+            "method" => &mut slots.method,
+            "params" => &mut slots.params,
+            "meta" => &mut slots.meta,
+            "_meta" => &mut slots.underscore_meta,
+            _ => continue,
+        };
+        if slot.replace(value).is_some() {
+            return Err(NOT_AN_OBJECT);
+        }
+    }
+    Ok(slots)
 }
 
 /// `null` is no value, as for an optional member read with serde.

@@ -8,7 +8,7 @@
 
 use acp_wire::encode::{self, Call};
 use acp_wire::error_code;
-use acp_wire::successor::{self, Dialect, EnvelopeMeta};
+use acp_wire::successor::{self, Dialect, EnvelopeMeta, WrapperMembers};
 use acp_wire::{Envelope, IdKey, Outcome, RawValue};
 use bytes::Bytes;
 
@@ -34,28 +34,37 @@ impl<C: Components> Router<C> {
     }
 
     fn route_frame(&mut self, link: LinkId, frame: Bytes, arrival: Arrival) {
-        match acp_wire::parse(&frame) {
-            Ok(Envelope::Request { id, method, params }) => {
-                self.on_call(link, Some(id), method, params, &frame, arrival)
+        // One pass over the frame: it validates the line and finds the envelope's members,
+        // and a `proxy/successor` wrapper's, so that unwrapping does not read it again.
+        let (envelope, wrapper) = match acp_wire::parse_frame(&frame) {
+            Ok(parsed) => (parsed.envelope, parsed.wrapper),
+            Err(invalid) => return self.on_invalid(link, invalid),
+        };
+        let call = |id, method, params| IncomingCall {
+            id,
+            method,
+            params,
+            wrapper,
+        };
+        match envelope {
+            Envelope::Request { id, method, params } => {
+                self.on_call(link, call(Some(id), method, params), &frame, arrival)
             }
-            Ok(Envelope::Notification { method, params }) => {
-                self.on_call(link, None, method, params, &frame, arrival)
+            Envelope::Notification { method, params } => {
+                self.on_call(link, call(None, method, params), &frame, arrival)
             }
-            Ok(Envelope::Response { id, outcome }) => self.on_response(link, id, outcome),
-            Err(invalid) => self.on_invalid(link, invalid),
+            Envelope::Response { id, outcome } => self.on_response(link, id, outcome),
         }
     }
 
     /// A request (`id: Some`) or notification arriving on `link`.
-    fn on_call(
-        &mut self,
-        link: LinkId,
-        id: Option<&RawValue>,
-        method: &str,
-        params: Option<&RawValue>,
-        frame: &Bytes,
-        arrival: Arrival,
-    ) {
+    fn on_call(&mut self, link: LinkId, call: IncomingCall<'_>, frame: &Bytes, arrival: Arrival) {
+        let IncomingCall {
+            id,
+            method,
+            params,
+            wrapper,
+        } = call;
         let from = self.links[link]
             .position
             .expect("bridge shims' frames go to the bridge");
@@ -82,7 +91,7 @@ impl<C: Components> Router<C> {
         }
         let origin = self.topology.classify(from, method);
         let (method, params) = if origin.wrapped {
-            match successor::unwrap(params) {
+            match successor::unwrap_found(params, wrapper) {
                 Ok(w) => {
                     // The envelope's `_meta` is hop-local: it ends here (schema 1.20).
                     if !w.meta.is_empty() {
@@ -540,6 +549,16 @@ impl<C: Components> Router<C> {
             self.outputs.push(Output::Resume(sender));
         }
     }
+}
+
+/// A request (`id: Some`) or notification as it arrived, with the members of a
+/// `proxy/successor` wrapper that the frame's parse found in its params.
+#[derive(Clone, Copy)]
+struct IncomingCall<'a> {
+    id: Option<&'a RawValue>,
+    method: &'a str,
+    params: Option<&'a RawValue>,
+    wrapper: WrapperMembers<'a>,
 }
 
 /// Whether a frame arrives now or was held for a restarting component (and so was already
