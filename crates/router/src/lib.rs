@@ -17,7 +17,9 @@
 //! takes inputs in order and knows how a run ends; [`bridge`] relays MCP for bridge shims;
 //! [`run_log`] says when the chain is up and how the run ended; [`traced`] records, in a
 //! traced run, each frame it takes and where it sent it.
-//! The router starts nothing itself: it asks its [`Components`].
+//! The router starts nothing itself: it asks its [`Components`]. Under `serve`, a proxy
+//! shared by many chains keeps them apart with [`shared_proxy::Routes`], the same kind of
+//! part: frames in, where each goes out.
 
 #![deny(clippy::print_stdout)]
 
@@ -41,6 +43,7 @@ pub mod policy;
 mod recovery;
 mod route_trace;
 mod run_log;
+pub mod shared_proxy;
 pub mod skipped;
 mod timers;
 pub mod topology;

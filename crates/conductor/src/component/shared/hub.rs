@@ -12,12 +12,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use super::routes::{Connection, Delivery, Routes};
 use super::{Command, ProxySupervisor};
 use crate::component::{StartError, Started};
 use acp_link::event::Event;
 use acp_link::{Link, LinkEvent, Queued};
 use acp_remote::client::Ended;
+use acp_router::shared_proxy::{Connection, Delivery, Routes};
 
 /// A chain attached to the proxy: where the proxy's messages for it go, and why it was let
 /// go when the hub ends it.

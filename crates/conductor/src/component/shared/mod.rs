@@ -1,8 +1,8 @@
 //! Shared proxies: under `serve`, a `[[proxy]]` with `shared = true` runs as one instance for
 //! every connection's chain instead of one per chain. Each chain attaches to it as to a
 //! component of its own and gets a message-framed link; the hub (`hub.rs`) owns the instance
-//! and keeps the chains apart inside it (`routes.rs`: its own request ids, qualified session
-//! ids, set-up requests one connection at a time).
+//! and keeps the chains apart inside it with the routing core's `shared_proxy::Routes` (its own
+//! request ids, qualified session ids, set-up requests one connection at a time).
 //!
 //! For a chain the attachment fails like a component: when the instance exits, every
 //! attached chain hears the reason and applies its own failure policy; `restart` attaches
@@ -11,10 +11,6 @@
 //! `shared_proxies.rs`), so this module knows no launch spec.
 
 mod hub;
-mod routes;
-
-#[cfg(test)]
-mod tests;
 
 use std::collections::HashMap;
 use std::io;
@@ -29,7 +25,7 @@ use super::{Instance, StartError, Started, StopSignal, report_exit};
 use acp_link::event::Event;
 use acp_link::{Links, MessageSink};
 use acp_remote::client::Ended;
-use routes::Connection;
+use acp_router::shared_proxy::Connection;
 
 /// Frames from all chains toward a shared proxy, queued before the chains' writers wait.
 const CHAIN_FRAMES: usize = 64;

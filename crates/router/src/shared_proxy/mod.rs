@@ -1,5 +1,7 @@
-//! Which connection each message of a shared proxy belongs to, and the few rewrites that keep
-//! the connections apart inside the one proxy. Pure: frames in, frames out; no I/O.
+//! A shared proxy's routes: which connection's chain each message of the one proxy instance
+//! belongs to, and the rewrites of ids, sessions and cancels that keep the chains apart inside
+//! it. Frames in, deliveries out; must not know how frames move or how the instance runs (the
+//! conductor's hub carries the deliveries out and asks the supervisor for the instance).
 //!
 //! The rules, for a proxy that many connections' chains reach at once:
 //! - **Requests to the proxy** go under ids of the hub's own (1, 2, 3, ...); the answer goes
@@ -22,15 +24,19 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use acp_wire::envelope::decode_str;
-use acp_wire::error_code::{INTERNAL_ERROR, REQUEST_CANCELLED};
-use acp_wire::splice::{Members, set_path};
-use acp_wire::successor::{Dialect, Wrapped, unwrap};
+use acp_wire::error_code::REQUEST_CANCELLED;
+use acp_wire::splice::set_path;
 use acp_wire::{Envelope, IdKey, Invalid, Outcome, OutgoingRequests, RawValue, Shape, encode};
 use bytes::Bytes;
 
+use call::{Call, error, json, member_raw, member_str, raw, response};
+
+mod call;
+#[cfg(test)]
+mod tests;
+
 /// One connection's chain attached to the shared proxy, numbered by the hub.
-pub(crate) type Connection = u64;
+pub type Connection = u64;
 
 const CANCEL_REQUEST: &str = "$/cancel_request";
 const SESSION_ID: &str = "sessionId";
@@ -38,7 +44,7 @@ const MCP_CONNECTION_ID: &str = "connectionId";
 
 /// Where a frame goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Delivery {
+pub enum Delivery {
     ToProxy(Bytes),
     ToConnection(Connection, Bytes),
 }
@@ -62,7 +68,7 @@ struct Asked {
 }
 
 #[derive(Debug, Default)]
-pub(crate) struct Routes {
+pub struct Routes {
     /// The proxy's name, for the errors it is sent.
     name: String,
     attached: HashSet<Connection>,
@@ -76,24 +82,24 @@ pub(crate) struct Routes {
 }
 
 impl Routes {
-    pub(crate) fn new(name: &str) -> Routes {
+    pub fn new(name: &str) -> Routes {
         Routes {
             name: name.to_owned(),
             ..Routes::default()
         }
     }
 
-    pub(crate) fn attach(&mut self, connection: Connection) {
+    pub fn attach(&mut self, connection: Connection) {
         self.attached.insert(connection);
     }
 
-    pub(crate) fn attached(&self) -> usize {
+    pub fn attached(&self) -> usize {
         self.attached.len()
     }
 
     /// A connection's chain left: the proxy's requests to it are answered with an error,
     /// its waiting requests dropped, and its turn at set-up passed on.
-    pub(crate) fn detach(&mut self, connection: Connection, out: &mut Vec<Delivery>) {
+    pub fn detach(&mut self, connection: Connection, out: &mut Vec<Delivery>) {
         if !self.attached.remove(&connection) {
             return;
         }
@@ -126,7 +132,7 @@ impl Routes {
     }
 
     /// A frame from `connection`'s chain, on its way to the proxy.
-    pub(crate) fn route_from_connection(
+    pub fn route_from_connection(
         &mut self,
         connection: Connection,
         frame: Bytes,
@@ -243,7 +249,7 @@ impl Routes {
     }
 
     /// A frame from the proxy, on its way to the connection it belongs to.
-    pub(crate) fn route_from_proxy(&mut self, frame: Bytes, out: &mut Vec<Delivery>) {
+    pub fn route_from_proxy(&mut self, frame: Bytes, out: &mut Vec<Delivery>) {
         let envelope = match acp_wire::parse(&frame) {
             Ok(envelope) => envelope,
             Err(invalid) => return self.refuse_invalid(&invalid, out),
@@ -413,71 +419,6 @@ impl Routes {
     }
 }
 
-/// A request or notification, taken apart as far as its session needs.
-struct Call<'a> {
-    method: &'a str,
-    params: Option<&'a RawValue>,
-    /// When `method` is a `proxy/successor` envelope: the message inside it.
-    inner: Option<Wrapped<'a>>,
-}
-
-impl<'a> Call<'a> {
-    fn of(method: &'a str, params: Option<&'a RawValue>) -> Call<'a> {
-        let inner = Dialect::of_successor(method).and_then(|_| unwrap(params).ok());
-        Call {
-            method,
-            params,
-            inner,
-        }
-    }
-
-    /// The params that name the session: the wrapped message's, or the call's own.
-    fn scoped(&self) -> Option<&'a RawValue> {
-        match &self.inner {
-            Some(inner) => inner.params,
-            None => self.params,
-        }
-    }
-
-    fn member(&self, key: &str) -> Option<String> {
-        member_str(self.scoped(), key)
-    }
-
-    /// The scoped params with `sessionId` set to `session`.
-    fn with_session(&self, session: &str) -> Box<RawValue> {
-        let scoped = self.scoped().expect("a session was read from them");
-        raw(set_path(scoped, &[SESSION_ID], &json(session)))
-    }
-
-    /// The call under `id` (a notification without), with `scoped` in place of the params
-    /// that name the session when given.
-    fn write(&self, id: Option<&str>, scoped: Option<&RawValue>) -> Bytes {
-        let mut out = Vec::new();
-        let call = match &self.inner {
-            Some(inner) => encode::Call::Wrapped {
-                via: self.method,
-                method: inner.method,
-                params: scoped.or(inner.params),
-                meta: inner.meta,
-            },
-            None => encode::Call::Plain {
-                method: self.method,
-                params: scoped.or(self.params),
-            },
-        };
-        encode::call(&mut out, id, call);
-        out.into()
-    }
-}
-
-fn member_raw<'a>(object: Option<&'a RawValue>, key: &str) -> Option<&'a RawValue> {
-    Members::of(object?)?.get(key)
-}
-
-fn member_str(object: Option<&RawValue>, key: &str) -> Option<String> {
-    decode_str(member_raw(object, key)?).map(|s| s.into_owned())
-}
-
 /// How the proxy sees `session` of `connection`.
 fn qualify(connection: Connection, session: &str) -> String {
     format!("{connection}/{session}")
@@ -495,28 +436,6 @@ fn strip_own(connection: Connection, seen: &str) -> Option<&str> {
         Some((c, session)) if c == connection => Some(session),
         _ => None,
     }
-}
-
-fn json(text: &str) -> String {
-    let mut out = Vec::new();
-    encode::json_string(&mut out, text);
-    String::from_utf8(out).expect("JSON text is UTF-8")
-}
-
-fn raw(text: String) -> Box<RawValue> {
-    RawValue::from_string(text).expect("spliced from valid JSON")
-}
-
-fn response(id: &str, outcome: Outcome<'_>) -> Bytes {
-    let mut out = Vec::new();
-    encode::response(&mut out, id, outcome);
-    out.into()
-}
-
-fn error(id: &str, message: &str) -> Bytes {
-    let mut out = Vec::new();
-    encode::error_response(&mut out, id, INTERNAL_ERROR, message, None);
-    out.into()
 }
 
 /// Why a call from the proxy belongs to no attached connection; worded to follow "this

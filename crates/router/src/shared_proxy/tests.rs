@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::routes::{Connection, Delivery, Routes};
+use super::{Connection, Delivery, Routes};
 
 fn frame(value: Value) -> Bytes {
     Bytes::from(serde_json::to_vec(&value).unwrap())
