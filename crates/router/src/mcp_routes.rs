@@ -141,12 +141,8 @@ impl<C: Components> Router<C> {
         // A provider speaking to the client of one of its connections.
         let provider = origin.position;
         if let Some(connection) = &fields.connection_id {
-            if let Some(shim) = self
-                .shims
-                .by_connection
-                .get(&(provider, connection.clone()))
-            {
-                return McpRoute::Shim(*shim);
+            if let Some(shim) = self.shims.on_connection(provider, connection) {
+                return McpRoute::Shim(shim);
             }
             if let Some(visible) = self.mcp.agent_aliases.get(&(provider, connection.clone())) {
                 let params = params.and_then(|p| with_connection_id(p, connection, visible));
@@ -159,7 +155,7 @@ impl<C: Components> Router<C> {
                 .get(server)
                 .is_some_and(|s| s.owner == provider)
         {
-            return match self.shim_for_request(server, request) {
+            return match self.shims.with_request(server, request) {
                 Some(shim) => McpRoute::Shim(shim),
                 None => McpRoute::To(self.agent_hop(), None),
             };

@@ -6,13 +6,16 @@
 //! and the stateless `_meta` added; if the provider refuses that at the ACP level it is an
 //! older one and gets `mcp/connect {serverId}`. A server declared with the RFD's `id` is
 //! connected (`mcp/connect {acpId}`), and spoken to connectionless if it answers -32601.
+//!
+//! The shims' state is a part of its own (`shims.rs`) that says what each message calls for;
+//! this module carries that out on the links.
 
-use std::collections::HashMap;
+mod shims;
 
 use acp_wire::encode::{self, Call};
 use acp_wire::error_code;
 use acp_wire::successor::EnvelopeMeta;
-use acp_wire::{Envelope, IdKey, Invalid, Outcome, OutgoingRequests, RawValue, Shape};
+use acp_wire::{Envelope, Invalid, Outcome, RawValue, Shape};
 use bytes::Bytes;
 
 use super::forward::error_code_of;
@@ -22,94 +25,29 @@ use super::topology::Position;
 use super::{Components, Router};
 use crate::link::LinkId;
 use crate::mcp::bridge_hello;
-use crate::mcp::declaration::IdField;
 use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
 use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
 use crate::output::Output;
-
-/// How far a shim's connection has come.
-#[derive(Debug)]
-enum Phase {
-    /// Waiting for the shim to name its server.
-    Hello,
-    /// `mcp/connect` sent; the agent's lines wait here.
-    Connecting(Vec<Bytes>),
-    Connected(String),
-    Connectionless,
-    /// The server cannot be reached; every request is answered with this error.
-    Broken {
-        code: i64,
-        reason: String,
-    },
-}
-
-#[derive(Debug)]
-struct Shim {
-    server: String,
-    /// The position of the server's provider.
-    owner: Position,
-    phase: Phase,
-    hello: ClientHello,
-    /// Requests the server sent to the agent's client, by the MCP id the shim got: the id
-    /// they have at the owner.
-    server_requests: OutgoingRequests<Box<str>>,
-    /// Connectionless requests in flight: requestId → (our id at the owner, MCP id).
-    in_flight: HashMap<String, (u64, Box<str>)>,
-    /// `mcp/connect` was sent (or is no longer worth trying).
-    connect_tried: bool,
-    /// The agent's `initialize`, while a connectionless `server/discover` for it is out and
-    /// `mcp/connect` is still to be tried: replayed on a connection if discover is refused.
-    held_initialize: Option<Bytes>,
-}
-
-/// Every shim connection.
-#[derive(Debug, Default)]
-pub struct Shims {
-    by_link: HashMap<LinkId, Shim>,
-    /// (owner, connectionId) → shim link.
-    pub by_connection: HashMap<(Position, String), LinkId>,
-    /// Names the connectionless requests the bridge sends (`requestId`).
-    last_request: u64,
-}
+pub use shims::Shims;
+use shims::{Arrival, ConnectRefused, NotificationRoute, Opening, RequestRoute};
 
 impl<C: Components> Router<C> {
     /// A shim dialed in on `link`: it names its server first.
     pub(super) fn open_shim(&mut self, link: LinkId) {
-        self.shims.by_link.insert(
-            link,
-            Shim {
-                server: String::new(),
-                owner: 0,
-                phase: Phase::Hello,
-                hello: ClientHello::unknown(),
-                server_requests: OutgoingRequests::new(),
-                in_flight: HashMap::new(),
-                connect_tried: false,
-                held_initialize: None,
-            },
-        );
+        self.shims.open(link);
     }
 
     pub(super) fn on_shim_frame(&mut self, link: LinkId, frame: Bytes) {
-        let Some(shim) = self.shims.by_link.get_mut(&link) else {
-            return;
+        let frame = match self.shims.arrive(link, frame) {
+            Arrival::Unknown => return,
+            Arrival::Hello(frame) => return self.on_shim_hello(link, &frame),
+            Arrival::Held => return self.trace_held(),
+            Arrival::Ready(frame) => frame,
         };
-        match &mut shim.phase {
-            Phase::Hello => return self.on_shim_hello(link, &frame),
-            Phase::Connecting(queued) => {
-                queued.push(frame);
-                return self.trace_held();
-            }
-            _ => {}
-        }
         match acp_wire::parse(&frame) {
             Ok(Envelope::Request { id, method, params }) => {
-                if method == "initialize"
-                    && let Some(shim) = self.shims.by_link.get_mut(&link)
-                    && matches!(shim.phase, Phase::Connectionless)
-                    && !shim.connect_tried
-                {
-                    shim.held_initialize = Some(frame.clone());
+                if method == "initialize" {
+                    self.shims.keep_initialize(link, &frame);
                 }
                 self.shim_request(link, id.get(), method, params)
             }
@@ -125,12 +63,7 @@ impl<C: Components> Router<C> {
     /// connection is refused, as for any first line that names no server); after, it is
     /// answered as any component's.
     pub(super) fn on_shim_too_long(&mut self, link: LinkId, error: acp_wire::FrameError) {
-        let in_hello = self
-            .shims
-            .by_link
-            .get(&link)
-            .is_some_and(|shim| matches!(shim.phase, Phase::Hello));
-        if !in_hello {
+        if !self.shims.in_hello(link) {
             return self.on_oversized(link, error);
         }
         tracing::warn!(shim = link.0, %error, "a bridge connection's first line was too long; closing it");
@@ -149,14 +82,12 @@ impl<C: Components> Router<C> {
         tracing::warn!(shim = link.0, error = %invalid, "invalid MCP message from the agent");
         self.skipped.count(Skip::InvalidLine);
         let message = invalid.to_string();
-        let shim = self.shims.by_link.get_mut(&link).expect("present");
         if invalid.shape() != Shape::Call
             && let Some(raw) = invalid
                 .id()
                 .and_then(|text| serde_json::from_str::<&RawValue>(text).ok())
-            && let Some(origin_id) = shim.server_requests.complete_raw(raw)
+            && let Some((owner, origin_id)) = self.shims.client_answered(link, raw)
         {
-            let owner = shim.owner;
             let owner = self.at(owner);
             let message = format!("the agent sent an invalid MCP response: {message}");
             let code = error_code::INTERNAL_ERROR;
@@ -199,27 +130,19 @@ impl<C: Components> Router<C> {
         self.trace_shim_named(link, &server.name);
         self.write_line(link, bridge_hello::welcome_line(None));
         tracing::info!(server = %server.name, id = %server_id, shim = link.0, "MCP bridge connection opened");
-        let shim = self
-            .shims
-            .by_link
-            .get_mut(&link)
-            .expect("checked by the caller");
-        shim.server = server_id.clone();
-        shim.owner = server.owner;
-        if server.field == IdField::ServerId {
-            tracing::debug!(server = %server.name, shim = link.0, "declared with serverId; using connectionless mcp/message");
-            shim.phase = Phase::Connectionless;
-            return;
+        match self.shims.name(link, server_id, server.owner, server.field) {
+            Opening::Connectionless => {
+                tracing::debug!(server = %server.name, shim = link.0, "declared with serverId; using connectionless mcp/message");
+            }
+            Opening::Connect => self.connect_shim(link, Vec::new()),
         }
-        self.connect_shim(link, Vec::new());
     }
 
     /// The answer to the connectionless `server/discover` the agent's `initialize` became: the
     /// `initialize` answer made from it; or, refused at the ACP level before `mcp/connect` was
     /// tried, a connection (an older `serverId` provider); or else a probe with `tools/list`.
     fn on_discovered(&mut self, link: LinkId, mcp_id: &str, outcome: Outcome<'_>) {
-        let shim = self.shims.by_link.get_mut(&link).expect("present");
-        let held = shim.held_initialize.take().filter(|_| !shim.connect_tried);
+        let held = self.shims.take_initialize(link);
         match (outcome, held) {
             (Outcome::Result(r), _) => {
                 if let InnerOutcome::Result(discovered) = stateless::inner_outcome(r) {
@@ -239,13 +162,12 @@ impl<C: Components> Router<C> {
     /// Sends `mcp/connect` for the shim's server; `queued` (frames of the agent's) wait for
     /// the answer.
     fn connect_shim(&mut self, link: LinkId, queued: Vec<Bytes>) {
-        let shim = self.shims.by_link.get_mut(&link).expect("present");
-        shim.phase = Phase::Connecting(queued);
-        shim.connect_tried = true;
-        let Some(server) = self.mcp.servers.get(&shim.server) else {
+        self.shims.begin_connect(link, queued);
+        let server_id = self.shims.server(link);
+        let Some(server) = self.mcp.servers.get(server_id) else {
             return;
         };
-        let params = single(server.field.connect_member(), &shim.server);
+        let params = single(server.field.connect_member(), server_id);
         self.send_to_owner(
             link,
             Some(("null", BridgeCall::Connect)),
@@ -261,96 +183,51 @@ impl<C: Components> Router<C> {
         method: &str,
         params: Option<&RawValue>,
     ) {
-        let shim = &self.shims.by_link[&link];
-        match &shim.phase {
-            Phase::Connected(connection) => {
+        match self.shims.request_route(link, method) {
+            RequestRoute::Message(connection) => {
                 let p = message_params(
-                    Address::Connection(connection),
+                    Address::Connection(&connection),
                     method,
                     params.map(RawValue::get),
                 );
                 self.send_to_owner(link, Some((mcp_id, BridgeCall::Reply)), "mcp/message", &p);
             }
-            Phase::Connectionless => match method {
-                "initialize" => {
-                    let shim = self.shims.by_link.get_mut(&link).expect("present");
-                    shim.hello = ClientHello::read(params);
-                    self.send_stateless(
-                        link,
-                        mcp_id,
-                        BridgeCall::Discover,
-                        "server/discover",
-                        None,
-                    );
-                }
-                "ping" => self.shim_result(link, mcp_id, "{}"),
-                _ => {
-                    let request_id = self.next_request_id();
-                    self.send_stateless_as(
-                        link,
-                        mcp_id,
-                        BridgeCall::Stateless {
-                            request_id: request_id.clone(),
-                        },
-                        &request_id,
-                        method,
-                        params,
-                    );
-                }
-            },
-            Phase::Broken { code, reason } => {
-                let (code, reason) = (*code, reason.clone());
+            RequestRoute::Discover => {
+                self.shims.set_hello(link, ClientHello::read(params));
+                self.send_stateless(link, mcp_id, BridgeCall::Discover, "server/discover", None);
+            }
+            RequestRoute::Ping => self.shim_result(link, mcp_id, "{}"),
+            RequestRoute::Stateless => {
+                let request_id = self.shims.next_request_id();
+                let call = BridgeCall::Stateless {
+                    request_id: request_id.clone(),
+                };
+                self.send_stateless_as(link, mcp_id, call, &request_id, method, params);
+            }
+            RequestRoute::Broken { code, reason } => {
                 self.reply_error(link, mcp_id, code, &reason, None);
             }
-            Phase::Hello | Phase::Connecting(_) => unreachable!("handled in on_shim_frame"),
         }
     }
 
     fn shim_notification(&mut self, link: LinkId, method: &str, params: Option<&RawValue>) {
-        let shim = &self.shims.by_link[&link];
-        match &shim.phase {
-            Phase::Connected(connection) => {
+        match self.shims.notification_route(link, method, params) {
+            NotificationRoute::Message(connection) => {
                 let p = message_params(
-                    Address::Connection(connection),
+                    Address::Connection(&connection),
                     method,
                     params.map(RawValue::get),
                 );
                 self.send_to_owner(link, None, "mcp/message", &p);
             }
-            Phase::Connectionless if method == "notifications/cancelled" => {
-                let Some(cancelled) = params
-                    .and_then(acp_wire::splice::Members::of)
-                    .and_then(|m| m.get("requestId"))
-                    .map(IdKey::of)
-                else {
-                    return;
-                };
-                let own = shim.in_flight.values().find_map(|(own, mcp_id)| {
-                    RawValue::from_string(mcp_id.to_string())
-                        .ok()
-                        .filter(|id| IdKey::of(id) == cancelled)
-                        .map(|_| *own)
-                });
-                if let Some(own) = own {
-                    let owner = shim.owner;
-                    self.cancel_at_owner(owner, link, own);
-                }
-            }
-            Phase::Connectionless => {
-                tracing::debug!(
-                    shim = link.0,
-                    method,
-                    "MCP notification has no connectionless form; dropped"
-                );
-            }
-            _ => {}
+            NotificationRoute::Cancel { owner, own } => self.cancel_at_owner(owner, link, own),
+            NotificationRoute::Drop => {}
         }
     }
 
     /// The agent's MCP client answering a request its server sent.
     fn shim_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
-        let shim = self.shims.by_link.get_mut(&link).expect("present");
-        let Some(origin_id) = shim.server_requests.complete_raw(id) else {
+        let Some((owner, origin_id)) = self.shims.client_answered(link, id) else {
             tracing::warn!(
                 shim = link.0,
                 id = id.get(),
@@ -359,7 +236,6 @@ impl<C: Components> Router<C> {
             self.skipped.count(Skip::UnknownResponse);
             return;
         };
-        let owner = shim.owner;
         let owner = self.at(owner);
         if !self.links[owner].alive {
             return;
@@ -392,10 +268,10 @@ impl<C: Components> Router<C> {
             }
             return;
         };
-        let Some(shim) = self.shims.by_link.get_mut(&link) else {
+        if !self.shims.contains(link) {
             return;
-        };
-        let mcp_id = id.map(|id| shim.server_requests.register(id.get().into()));
+        }
+        let mcp_id = id.and_then(|id| self.shims.ask_client(link, id.get()));
         if let Some(mcp_id) = mcp_id {
             self.trace_forwarded(from, link, mcp_id);
         }
@@ -412,15 +288,6 @@ impl<C: Components> Router<C> {
         self.queue(link, Bytes::from(out), from);
     }
 
-    /// The shim whose connectionless request `request_id` to `server` is in flight.
-    pub(super) fn shim_for_request(&self, server: &str, request_id: &str) -> Option<LinkId> {
-        self.shims
-            .by_link
-            .iter()
-            .find(|(_, s)| s.server == server && s.in_flight.contains_key(request_id))
-            .map(|(link, _)| *link)
-    }
-
     /// The answer to a request the bridge sent for a shim, arriving on `answered_on`.
     pub(super) fn on_bridge_response(
         &mut self,
@@ -435,7 +302,7 @@ impl<C: Components> Router<C> {
         let Purpose::Bridge(call) = pending.purpose else {
             unreachable!("only bridge entries come here")
         };
-        if !self.shims.by_link.contains_key(&link) {
+        if !self.shims.contains(link) {
             // The shim left while connecting: close the connection it will never use.
             if let (BridgeCall::Connect, Outcome::Result(r)) = (&call, outcome)
                 && let Some(connection) = connection_id(r)
@@ -453,7 +320,7 @@ impl<C: Components> Router<C> {
         }
         let mcp_id = &*pending.origin_id;
         match call {
-            BridgeCall::Connect => self.on_connected(link, owner, outcome),
+            BridgeCall::Connect => self.on_connected(link, outcome),
             BridgeCall::Reply => self.shim_outcome(link, mcp_id, outcome),
             BridgeCall::Discover => self.on_discovered(link, mcp_id, outcome),
             BridgeCall::ProbeTools => match outcome {
@@ -471,9 +338,7 @@ impl<C: Components> Router<C> {
                 }
             },
             BridgeCall::Stateless { request_id } => {
-                if let Some(shim) = self.shims.by_link.get_mut(&link) {
-                    shim.in_flight.remove(&request_id);
-                }
+                self.shims.untrack(link, &request_id);
                 match outcome {
                     Outcome::Result(r) => match stateless::inner_outcome(r) {
                         InnerOutcome::Result(inner) => {
@@ -503,47 +368,41 @@ impl<C: Components> Router<C> {
         }
     }
 
-    fn on_connected(&mut self, link: LinkId, owner: Position, outcome: Outcome<'_>) {
+    fn on_connected(&mut self, link: LinkId, outcome: Outcome<'_>) {
         let name = self.server_name(link);
-        let next = match outcome {
+        let made = match outcome {
             Outcome::Result(r) => match connection_id(r) {
                 Some(connection) => {
                     tracing::debug!(server = %name, %connection, shim = link.0, "MCP connection established");
-                    self.shims
-                        .by_connection
-                        .insert((owner, connection.clone()), link);
-                    Phase::Connected(connection)
+                    Ok(connection)
                 }
-                None => Phase::Broken {
+                None => Err(ConnectRefused::Broken {
                     code: error_code::INTERNAL_ERROR,
                     reason: format!(
                         "MCP server `{name}`: the provider's mcp/connect result has no connectionId"
                     ),
-                },
+                }),
             },
             Outcome::Error(e) if error_code_of(e) == Some(error_code::METHOD_NOT_FOUND) => {
                 tracing::debug!(server = %name, shim = link.0, "provider does not know mcp/connect; using connectionless mcp/message");
-                Phase::Connectionless
+                Err(ConnectRefused::Unknown)
             }
-            Outcome::Error(e) => Phase::Broken {
+            Outcome::Error(e) => Err(ConnectRefused::Broken {
                 code: error_code::INTERNAL_ERROR,
                 reason: format!(
                     "MCP server `{name}`: the provider refused the connection: {}",
                     error_message(e)
                 ),
-            },
+            }),
         };
-        let shim = self.shims.by_link.get_mut(&link).expect("present");
-        let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, next) else {
-            return;
-        };
+        let queued = self.shims.connected(link, made);
         self.replay_shim_frames(link, queued);
     }
 
     fn answer_initialize(&mut self, link: LinkId, mcp_id: &str, discovered: Option<&RawValue>) {
         let name = self.server_name(link);
-        let shim = &self.shims.by_link[&link];
-        let result = stateless::initialize_result(&shim.hello, discovered, &name);
+        let hello = self.shims.hello(link);
+        let result = stateless::initialize_result(hello, discovered, &name);
         self.shim_result(link, mcp_id, &result);
     }
 
@@ -583,7 +442,7 @@ impl<C: Components> Router<C> {
         method: &str,
         params: Option<&RawValue>,
     ) {
-        let request_id = self.next_request_id();
+        let request_id = self.shims.next_request_id();
         self.send_stateless_as(link, mcp_id, call, &request_id, method, params);
     }
 
@@ -596,11 +455,10 @@ impl<C: Components> Router<C> {
         method: &str,
         params: Option<&RawValue>,
     ) {
-        let shim = &self.shims.by_link[&link];
-        let inner = stateless::with_request_meta(params, &shim.hello);
+        let inner = stateless::with_request_meta(params, self.shims.hello(link));
         let p = message_params(
             Address::Stateless {
-                server_id: &shim.server,
+                server_id: self.shims.server(link),
                 request_id,
             },
             method,
@@ -608,15 +466,9 @@ impl<C: Components> Router<C> {
         );
         let tracked = matches!(call, BridgeCall::Stateless { .. });
         let own = self.send_to_owner(link, Some((mcp_id, call)), "mcp/message", &p);
-        if tracked && let (Some(own), Some(shim)) = (own, self.shims.by_link.get_mut(&link)) {
-            shim.in_flight
-                .insert(request_id.to_string(), (own, mcp_id.into()));
+        if tracked && let Some(own) = own {
+            self.shims.track(link, request_id, own, mcp_id);
         }
-    }
-
-    fn next_request_id(&mut self) -> String {
-        self.shims.last_request += 1;
-        format!("acp-conductor-{}", self.shims.last_request)
     }
 
     /// Sends a request (`call: Some((mcp id, purpose))`) or notification to the owner of
@@ -628,7 +480,7 @@ impl<C: Components> Router<C> {
         method: &str,
         params: &str,
     ) -> Option<u64> {
-        let owner = self.shims.by_link[&link].owner;
+        let owner = self.shims.owner(link);
         self.send_to(owner, link, call, method, params)
     }
 
@@ -707,17 +559,10 @@ impl<C: Components> Router<C> {
         self.queue(owner, Bytes::from(out), link);
     }
 
-    /// The shim closed (the agent closed its stdin) or its socket failed: tell the owner
-    /// and answer what the owner still waits for from the agent's client.
     /// How many requests the provider at `owner` sent the agent's MCP clients that still wait
     /// for their answer.
     pub(super) fn requests_waiting_on_shims(&self, owner: Position) -> usize {
-        self.shims
-            .by_link
-            .values()
-            .filter(|shim| shim.owner == owner)
-            .map(|shim| shim.server_requests.len())
-            .sum()
+        self.shims.waiting_at(owner)
     }
 
     /// Answers every request the provider at `owner` sent the agent's MCP clients and still
@@ -729,21 +574,17 @@ impl<C: Components> Router<C> {
         message: &str,
         data: Option<&RawValue>,
     ) {
-        let waiting: Vec<Box<str>> = self
-            .shims
-            .by_link
-            .values_mut()
-            .filter(|shim| shim.owner == owner)
-            .flat_map(|shim| shim.server_requests.take_all())
-            .collect();
+        let waiting = self.shims.take_waiting_at(owner);
         let owner_link = self.at(owner);
         for origin_id in waiting {
             self.reply_error(owner_link, &origin_id, code, message, data);
         }
     }
 
+    /// The shim closed (the agent closed its stdin) or its socket failed: tell the owner
+    /// and answer what the owner still waits for from the agent's client.
     pub(super) fn on_shim_gone(&mut self, link: LinkId) {
-        let Some(mut shim) = self.shims.by_link.remove(&link) else {
+        let Some(closed) = self.shims.close(link) else {
             return;
         };
         // Closing our side lets the shim, which waits for it after its stdin closed, exit now.
@@ -752,15 +593,15 @@ impl<C: Components> Router<C> {
         let name = self
             .mcp
             .servers
-            .get(&shim.server)
-            .map_or_else(|| shim.server.clone(), |s| s.name.clone());
+            .get(&closed.server)
+            .map_or_else(|| closed.server.clone(), |s| s.name.clone());
         tracing::info!(server = %name, shim = link.0, "MCP bridge connection closed");
-        let owner = shim.owner;
+        let owner = closed.owner;
         let owner_link = self.at(owner);
-        if matches!(shim.phase, Phase::Hello) || !self.links[owner_link].alive {
+        if closed.was_hello || !self.links[owner_link].alive {
             return;
         }
-        for origin_id in shim.server_requests.take_all() {
+        for origin_id in closed.unanswered {
             self.reply_error(
                 owner_link,
                 &origin_id,
@@ -769,13 +610,10 @@ impl<C: Components> Router<C> {
                 None,
             );
         }
-        for (own, _) in shim.in_flight.into_values() {
+        for own in closed.in_flight {
             self.cancel_at_owner(owner, link, own);
         }
-        if let Phase::Connected(connection) = shim.phase {
-            self.shims
-                .by_connection
-                .remove(&(owner, connection.clone()));
+        if let Some(connection) = closed.connection {
             let params = single("connectionId", &connection);
             // The answer finds no shim and is dropped.
             self.send_to(
@@ -795,20 +633,17 @@ impl<C: Components> Router<C> {
             Purpose::Bridge(BridgeCall::Disconnect) => return,
             // No connection: what the agent sent meanwhile is answered with the failure.
             Purpose::Bridge(BridgeCall::Connect) => {
-                let broken = Phase::Broken {
+                let broken = ConnectRefused::Broken {
                     code: error_code::COMPONENT_FAILED,
                     reason: message.to_string(),
                 };
-                if let Some(shim) = self.shims.by_link.get_mut(&link)
-                    && let Phase::Connecting(queued) = std::mem::replace(&mut shim.phase, broken)
-                {
-                    self.replay_shim_frames(link, queued);
-                }
+                let queued = self.shims.connected(link, Err(broken));
+                self.replay_shim_frames(link, queued);
                 return;
             }
             _ => {}
         }
-        if self.shims.by_link.contains_key(&link) {
+        if self.shims.contains(link) {
             self.reply_error(
                 link,
                 &pending.origin_id,
@@ -831,7 +666,7 @@ impl<C: Components> Router<C> {
 
     fn close_shim(&mut self, link: LinkId) {
         self.outputs.push(Output::Close(link));
-        self.shims.by_link.remove(&link);
+        self.shims.forget(link);
         self.links[link].alive = false;
     }
 
@@ -841,11 +676,7 @@ impl<C: Components> Router<C> {
     }
 
     fn server_name(&self, link: LinkId) -> String {
-        let id = self
-            .shims
-            .by_link
-            .get(&link)
-            .map_or("", |s| s.server.as_str());
+        let id = self.shims.server(link);
         self.mcp
             .servers
             .get(id)
