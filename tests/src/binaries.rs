@@ -237,6 +237,7 @@ const CONDUCTOR_SOURCES: &[&str] = &[
     "crates/router",
     "crates/link",
     "crates/trace",
+    "crates/trace-view",
     "crates/remote",
 ];
 
