@@ -12,9 +12,12 @@
 
 pub mod agent_script;
 pub mod binaries;
+pub mod client_run;
 pub mod editor;
 pub mod fixture_io;
+pub mod interop;
 pub mod jsonrpc;
+pub mod marked_processes;
 pub mod mcp_chain;
 pub mod processes;
 pub mod remote_server;
