@@ -8,7 +8,9 @@
 //! and `examples/shout` from the same directory, refused the same way when stale; so are the
 //! MCP tests' `acp-notes-proxy`, `test-rmcp-agent` and `test-sdk-provider`, and the remote
 //! tests' `test-remote-agent`:
-//! `cargo build --workspace --bins --examples` builds everything they launch.
+//! `cargo build --workspace --bins --examples` builds everything they launch. The interop
+//! tests (`tests/interop*.rs`) also run third-party clients and agents, which
+//! `.ci/setup-interop` installs (docs/clients.md).
 
 pub mod agent_script;
 pub mod binaries;

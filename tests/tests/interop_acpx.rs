@@ -1,8 +1,8 @@
 //! acpx (a headless ACP client, pinned by `.ci/setup-interop`, run by the Node 22 it needs)
 //! drives the real conductor through its persistent sessions, as its users do: `sessions new`,
 //! then `prompt` after `prompt` in the same session (acpx keeps the conductor running in a
-//! background "queue owner" between commands), `cancel` from another acpx process, a second
-//! named session. With the demo agent alone and with the demo chain.
+//! background "queue owner" between commands) and `cancel` from another acpx process. With
+//! the demo agent alone and with the demo chain.
 //!
 //! `--format json` prints the ACP messages acpx exchanged, one per line; the checks read
 //! those. No process may be left once acpx's queue owner has timed out (`--ttl`).
@@ -20,8 +20,10 @@ use serde_json::Value;
 
 /// How long one acpx command may take.
 const COMMAND_LIMIT: Duration = Duration::from_secs(60);
-/// acpx's queue owner (and with it the conductor) ends this long after its last command.
-const QUEUE_OWNER_TTL: &str = "3";
+/// acpx's queue owner (and with it the conductor) ends this many seconds after its last
+/// command. Long enough that it never ends between two commands of a test: a command that
+/// reaches a queue owner as it ends fails ("Queue owner is shutting down").
+const QUEUE_OWNER_TTL: &str = "10";
 const NOTES_LINE: &str = "Release notes draft: the release is on Friday.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,18 +265,8 @@ fn scenario(setup: Setup) {
     slow.assert_said("tick 1");
     assert_eq!(slow.stop_reason(), "cancelled", "{}", slow.text);
 
-    // A second session, named (acpx runs a conductor of its own for it): its own notes.
-    acpx.run(&["sessions", "new", "--name", "second"]);
-    let other = acpx.run(&["prompt", "-s", "second", "What do you recall?"]);
-    assert_eq!(other.stop_reason(), "end_turn", "{}", other.text);
-    assert!(
-        !other.said().contains("the release is on Friday"),
-        "{}",
-        other.text
-    );
-
     // Every queue owner ends `--ttl` after its last command, and takes its conductor along.
-    let processes = watch.assert_all_gone(Duration::from_secs(20));
+    let processes = watch.assert_all_gone(Duration::from_secs(30));
     for program in ["acp-conductor run --config", "acp-demo-agent"] {
         assert!(
             processes.iter().any(|p| p.contains(program)),

@@ -27,6 +27,9 @@ use serde_json::{Value, json};
 /// A closed port on loopback: a model request is refused at once.
 const NOWHERE: &str = "http://127.0.0.1:9";
 const FAKE_KEY: &str = "offline-interop-test-key";
+/// How long a real agent may take for one answer (claude-code-acp starts Claude Code for a
+/// session, a large Node program, in a couple of seconds when the machine is idle).
+const AGENT_PATIENCE: Duration = Duration::from_secs(60);
 /// What the editor sends, the same bytes directly and through the conductor.
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":false},"clientInfo":{"name":"interop","version":"1"}}}"#;
 
@@ -174,6 +177,7 @@ fn run_directly(agent: &RealAgent, dir: &Path) -> Exchange {
     let mark = mark(&format!("{}-direct", agent.name));
     let env = offline_env(&offline_home(dir), &mark);
     let mut editor = Editor::launch(Path::new("node"), &[&agent.script], &env_refs(&env));
+    editor.set_patience(AGENT_PATIENCE);
     let exchange = play(&mut editor, agent, dir);
     editor.close_stdin();
     // Neither agent exits on the end of its input (nor does codex-acp's launcher end its
@@ -225,6 +229,7 @@ fn through_two_proxies(binaries: &Binaries, agent: &RealAgent, dir_label: &str, 
     let project = dir.join("chain");
     let env = offline_env(&offline_home(&project), &mark);
     let mut editor = chain.launch_with_env(&env_refs(&env));
+    editor.set_patience(AGENT_PATIENCE);
     let chained = play(&mut editor, agent, &project);
 
     let expected = with_mcp_over_acp(&direct.initialize);
