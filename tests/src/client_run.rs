@@ -4,6 +4,8 @@
 
 use std::io::Read;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -67,8 +69,8 @@ impl ClientRun {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        let stdout = stdout.join().expect("stdout reader");
-        let stderr = stderr.join().expect("stderr reader");
+        let stdout = stdout.finish();
+        let stderr = stderr.finish();
         let Some(status) = status else {
             panic!("{label} did not end within {limit:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
         };
@@ -106,12 +108,37 @@ impl ClientRun {
     }
 }
 
-fn read_all_in_background(
-    mut stream: impl Read + Send + 'static,
-) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stream.read_to_end(&mut bytes);
+/// A pipe read to its end on a thread of its own.
+struct PipeReader {
+    text: Arc<Mutex<Vec<u8>>>,
+    ended: Receiver<()>,
+}
+
+/// How long a pipe may stay open after the program that was given it ended: a process it
+/// left behind may hold it, and the process check says which.
+const PIPE_GRACE: Duration = Duration::from_secs(10);
+
+impl PipeReader {
+    /// What was read once the pipe ended, or [`PIPE_GRACE`] passed.
+    fn finish(self) -> String {
+        let _ = self.ended.recv_timeout(PIPE_GRACE);
+        let bytes = self.text.lock().expect("pipe text lock");
         String::from_utf8_lossy(&bytes).into_owned()
-    })
+    }
+}
+
+fn read_all_in_background(mut stream: impl Read + Send + 'static) -> PipeReader {
+    let text = Arc::new(Mutex::new(Vec::new()));
+    let (end, ended) = std::sync::mpsc::channel();
+    let sink = text.clone();
+    std::thread::spawn(move || {
+        let _end = end;
+        let mut buffer = [0u8; 8192];
+        while let Ok(n @ 1..) = stream.read(&mut buffer) {
+            sink.lock()
+                .expect("pipe text lock")
+                .extend_from_slice(&buffer[..n]);
+        }
+    });
+    PipeReader { text, ended }
 }
