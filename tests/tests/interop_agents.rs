@@ -180,8 +180,8 @@ fn run_directly(agent: &RealAgent, dir: &Path) -> Exchange {
     editor.set_patience(AGENT_PATIENCE);
     let exchange = play(&mut editor, agent, dir);
     editor.close_stdin();
-    // Neither agent exits on the end of its input (nor does codex-acp's launcher end its
-    // binary): the processes this test started are ended here.
+    // Neither agent ended within 10 s of the end of its input when tried (nor does codex-acp's
+    // launcher end its binary): the processes this test started are ended here.
     std::thread::sleep(Duration::from_millis(200));
     for pid in marked(&mark).keys() {
         let pid = libc::pid_t::try_from(*pid).expect("pid fits pid_t");
