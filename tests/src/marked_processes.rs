@@ -103,7 +103,18 @@ impl MarkedProcesses {
 }
 
 impl Drop for MarkedProcesses {
+    /// A test that fails part way leaves its processes to this: they carry its mark, so they
+    /// are its own, and ending them keeps a failure from leaving programs running.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        if std::thread::panicking() {
+            for pid in marked(&self.mark).into_keys() {
+                let Ok(pid) = libc::pid_t::try_from(pid) else {
+                    continue;
+                };
+                // SAFETY: kill(2) on a process that carries this watcher's mark.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
     }
 }

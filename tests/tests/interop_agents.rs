@@ -175,6 +175,8 @@ fn with_mcp_over_acp(line: &str) -> String {
 /// The agent run directly, as an editor would; its processes are ended by the test.
 fn run_directly(agent: &RealAgent, dir: &Path) -> Exchange {
     let mark = mark(&format!("{}-direct", agent.name));
+    // Ends this run's processes if the exchange fails part way.
+    let _watch = MarkedProcesses::watch(&mark);
     let env = offline_env(&offline_home(dir), &mark);
     let mut editor = Editor::launch(Path::new("node"), &[&agent.script], &env_refs(&env));
     editor.set_patience(AGENT_PATIENCE);
