@@ -172,6 +172,12 @@ impl Editor {
         }
     }
 
+    /// Waits up to `patience` for each message and for the exit instead of [`patience()`]: for
+    /// peers that are slower than the fixtures (a real agent starting its own programs).
+    pub fn set_patience(&mut self, patience: Duration) {
+        self.patience = patience;
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

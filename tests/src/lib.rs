@@ -8,13 +8,18 @@
 //! and `examples/shout` from the same directory, refused the same way when stale; so are the
 //! MCP tests' `acp-notes-proxy`, `test-rmcp-agent` and `test-sdk-provider`, and the remote
 //! tests' `test-remote-agent`:
-//! `cargo build --workspace --bins --examples` builds everything they launch.
+//! `cargo build --workspace --bins --examples` builds everything they launch. The interop
+//! tests (`tests/interop*.rs`) also run third-party clients and agents, which
+//! `.ci/setup-interop` installs (docs/clients.md).
 
 pub mod agent_script;
 pub mod binaries;
+pub mod client_run;
 pub mod editor;
 pub mod fixture_io;
+pub mod interop;
 pub mod jsonrpc;
+pub mod marked_processes;
 pub mod mcp_chain;
 pub mod processes;
 pub mod remote_server;
