@@ -474,8 +474,9 @@ impl<C: Components> Router<C> {
             (Outcome::Result(sent), Some(new)) => Some((sent, &**new)),
             _ => None,
         };
-        let mut out =
-            Vec::with_capacity(frame.len() + entry.origin_id.len() + outcome_len(outcome));
+        // The frame's bytes with the requester's id, and a rewritten result's growth at most.
+        let grown = rewritten.as_ref().map_or(0, |r| r.get().len());
+        let mut out = Vec::with_capacity(frame.len() + entry.origin_id.len() + grown);
         if !encode::response_in_place(&mut out, frame, id, &entry.origin_id, replaced) {
             encode::response(&mut out, &entry.origin_id, outcome);
         }
@@ -625,10 +626,4 @@ pub(super) fn error_code_of(error: &RawValue) -> Option<i64> {
     serde_json::from_str::<Code>(error.get())
         .ok()
         .map(|c| c.code)
-}
-
-fn outcome_len(outcome: Outcome<'_>) -> usize {
-    match outcome {
-        Outcome::Result(r) | Outcome::Error(r) => r.get().len(),
-    }
 }
