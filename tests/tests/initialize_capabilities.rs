@@ -1,6 +1,7 @@
 //! Initialization through the chain: proxies are told `mcpCapabilities.acp: true`, every
 //! other field of the agent's answer (unknown ones included) reaches the editor unchanged,
-//! and unknown fields of the editor's request reach the agent.
+//! and unknown fields of the editor's request reach the agent. The protocol version is the
+//! editor's and the agent's to settle: a version 2 `initialize` reaches the agent as written.
 
 use acp_conductor_tests::agent_script;
 use acp_conductor_tests::editor::initialize_params;
@@ -77,4 +78,56 @@ fn agent_initialize_response_reaches_the_editor_unchanged_without_proxies() {
 #[test]
 fn proxies_see_mcp_acp_capability_and_the_rest_passes_unchanged() {
     initialize_through(2);
+}
+
+/// A version 2 client's `initialize`, as the TypeScript SDK's v2 client shapes it: version 2, and
+/// `info` and `capabilities` where version 1 has `clientInfo` and `clientCapabilities`.
+const V2_INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"v2-client","version":"0.1.0"},"capabilities":{"plan":{},"auth":{"terminal":true}}}}"#;
+
+/// Version negotiation is ACP's: the agent answers with the version it supports and the client
+/// decides. The conductor used to lower the version to 1 on the way and keep the version 2
+/// params, so that a version 1 agent saw version 1 with no `clientCapabilities`.
+#[test]
+fn a_version_2_initialize_reaches_the_agent_as_written_through_proxies() {
+    let binaries = binaries!();
+    let chain = TestChain::with_test_proxies(&binaries, "init-v2", 1);
+    let mut editor = chain.launch();
+    editor.send_line(V2_INITIALIZE);
+    let answer = editor.recv();
+    assert_eq!(answer["id"], 0, "{answer}");
+    assert!(answer.get("result").is_some(), "a version answer: {answer}");
+
+    let sent: Value = serde_json::from_str(V2_INITIALIZE).unwrap();
+    let agent_saw = chain.received(AGENT);
+    assert_eq!(agent_saw[0]["method"], "initialize");
+    assert_eq!(
+        agent_saw[0]["params"], sent["params"],
+        "the agent's initialize params"
+    );
+    let proxy_saw = chain.received("p1");
+    assert_eq!(proxy_saw[0]["method"], "proxy/initialize");
+    assert_eq!(
+        proxy_saw[0]["params"], sent["params"],
+        "p1's proxy/initialize params"
+    );
+}
+
+/// The demo agent speaks version 1: a version 2 client gets that as its answer, with the demo's
+/// capabilities, not an error.
+#[test]
+fn a_version_2_client_gets_the_demo_agents_version_1_answer() {
+    let binaries = binaries!();
+    let chain = TestChain::with_demo_agent(&binaries, "init-v2-demo");
+    let mut editor = chain.launch();
+    editor.send_line(V2_INITIALIZE);
+    let answer = editor.recv();
+    assert_eq!(answer["id"], 0, "{answer}");
+    assert!(answer.get("error").is_none(), "{answer}");
+    assert_eq!(answer["result"]["protocolVersion"], 1, "{answer}");
+    assert_eq!(
+        answer["result"]["agentInfo"]["name"], "acp-conductor-demo",
+        "{answer}"
+    );
+    editor.close_stdin();
+    assert!(editor.wait_exit().success(), "{}", editor.stderr());
 }

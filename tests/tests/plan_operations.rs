@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use acp_conductor_tests::agent_script::{EMIT, Recipe};
-use acp_conductor_tests::editor::prompt_params;
+use acp_conductor_tests::editor::{initialize_params, prompt_params};
 use acp_conductor_tests::jsonrpc::RawMessage;
 use acp_conductor_tests::{TestChain, binaries};
 use serde_json::{Value, json};
@@ -149,4 +149,55 @@ fn prompt_command_advertises_plan_and_shows_the_demo_agents_plans() {
         initialize["params"]["clientInfo"]["name"],
         Value::from("acp-conductor prompt")
     );
+}
+
+/// A client that does not advertise plan operations (acpx, Toad, the Python SDK's) gets the
+/// demo agent's checklist as the baseline `plan` update, and again, every entry done, before the
+/// turn ends: the spec's way to update a plan. It used to keep showing the plan in progress.
+#[test]
+fn a_client_without_plan_operations_sees_the_demo_agents_plan_finished_before_the_turn_ends() {
+    let binaries = binaries!();
+    let chain = TestChain::with_demo_agent(&binaries, "plan-baseline");
+    let mut editor = chain.launch();
+    let initialize = editor.initialize();
+    assert!(
+        initialize_params()["clientCapabilities"]
+            .get("plan")
+            .is_none(),
+        "the test editor takes no plan operations"
+    );
+    assert_eq!(initialize["protocolVersion"], 1, "{initialize}");
+    let session = editor.new_session();
+    let exchange = editor.prompt(&session, "hello");
+    let plan = |shown: &str, acted: &str| {
+        json!({
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": { "sessionId": session, "update": { "sessionUpdate": "plan", "entries": [
+                { "content": "Show what the prompt contained", "priority": "high", "status": shown },
+                { "content": "Carry out a requested write or read", "priority": "medium", "status": acted },
+            ] } },
+        })
+    };
+    let plans: Vec<&Value> = exchange
+        .notifications
+        .iter()
+        .filter(|message| {
+            let kind = &message["params"]["update"]["sessionUpdate"];
+            kind == "plan" || kind == "plan_update" || kind == "plan_removed"
+        })
+        .collect();
+    assert_eq!(
+        plans,
+        [
+            &plan("in_progress", "pending"),
+            &plan("completed", "completed")
+        ]
+    );
+    assert_eq!(
+        exchange.notifications.last(),
+        Some(&plan("completed", "completed")),
+        "the finished plan is the turn's last update"
+    );
+    assert_eq!(exchange.result()["stopReason"], "end_turn");
 }

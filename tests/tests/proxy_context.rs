@@ -1,6 +1,7 @@
 //! `acp-context-proxy` in a real chain (conductor, proxy and agent as child processes): the
-//! context files of the session's directory and the rules reach the agent in front of the
-//! prompt, once or on every prompt, never twice; asserted on what the agent shows or records.
+//! context files of the session's directory and the rules reach the agent after the user's
+//! blocks (or before them, `--placement before`), once or on every prompt, never twice; asserted
+//! on what the agent shows or records. The demo agent takes none of it as a request.
 
 use std::path::PathBuf;
 
@@ -139,8 +140,19 @@ fn update_message(session: &str, update: Value) -> Value {
     })
 }
 
+/// The demo agent's checklist, as a client that takes no plan operations gets it.
+fn checklist(session: &str, shown: &str, acted: &str) -> Value {
+    update_message(
+        session,
+        json!({ "sessionUpdate": "plan", "entries": [
+            { "content": "Show what the prompt contained", "priority": "high", "status": shown },
+            { "content": "Carry out a requested write or read", "priority": "medium", "status": acted },
+        ] }),
+    )
+}
+
 /// Every notification of a demo agent turn that only shows back the blocks it received:
-/// the plan, the count, then one chunk per block.
+/// the plan, the count, one chunk per block, then the plan again, all done.
 fn demo_turn(session: &str, blocks_shown: &[String]) -> Vec<Value> {
     let chunk = |text: &str| {
         update_message(
@@ -149,19 +161,14 @@ fn demo_turn(session: &str, blocks_shown: &[String]) -> Vec<Value> {
         )
     };
     let mut messages = vec![
-        update_message(
-            session,
-            json!({ "sessionUpdate": "plan", "entries": [
-                { "content": "Show what the prompt contained", "priority": "high", "status": "in_progress" },
-                { "content": "Carry out a requested write or read", "priority": "medium", "status": "pending" },
-            ] }),
-        ),
+        checklist(session, "in_progress", "pending"),
         chunk(&format!(
             "Demo agent here. I received {} content block(s):\n",
             blocks_shown.len()
         )),
     ];
     messages.extend(blocks_shown.iter().map(|text| chunk(text)));
+    messages.push(checklist(session, "completed", "completed"));
     messages
 }
 
@@ -177,9 +184,10 @@ fn assert_demo_turn(exchange: &Exchange, session: &str, blocks_shown: &[String])
     assert!(exchange.requests.is_empty(), "{:?}", exchange.requests);
 }
 
+/// What the demo agent shows: the user's blocks, then the context added after them.
 fn with(context: Vec<String>, prompt_shown: &[&str]) -> Vec<String> {
-    let mut shown = context;
-    shown.extend(prompt_shown.iter().map(|text| text.to_string()));
+    let mut shown: Vec<String> = prompt_shown.iter().map(|text| text.to_string()).collect();
+    shown.extend(context);
     shown
 }
 
@@ -193,9 +201,9 @@ fn files_relative_to_the_session_directory_and_rules_reach_the_demo_agent_as_emb
         &session,
         &with(injected.all_context_shown(), &["> hello\n"]),
     );
-    injected.editor.wait_for_stderr(
-        "session demo-session-1: added 3 context block(s) as embedded resources (2 file(s), 2 rule(s))",
-    );
+    injected.editor.wait_for_stderr(&format!(
+        "session {session}: added 3 context block(s) as embedded resources (2 file(s), 2 rule(s))"
+    ));
 }
 
 #[test]
@@ -333,7 +341,7 @@ fn context_already_listed_or_already_in_the_prompt_is_not_injected_again() {
     );
     injected
         .editor
-        .wait_for_stderr("session demo-session-1: nothing to add to this prompt");
+        .wait_for_stderr(&format!("session {session}: nothing to add to this prompt"));
 }
 
 #[test]
@@ -364,7 +372,7 @@ fn only_missing_files_leave_the_prompt_as_sent() {
     assert_demo_turn(&exchange, &session, &with(Vec::new(), &["> hello\n"]));
     injected
         .editor
-        .wait_for_stderr("session demo-session-1: nothing to add to this prompt");
+        .wait_for_stderr(&format!("session {session}: nothing to add to this prompt"));
 }
 
 /// The `params` of the `session/prompt` the test-agent received last.
@@ -378,7 +386,7 @@ fn last_prompt_params(chain: &TestChain) -> Value {
 }
 
 #[test]
-fn test_agent_with_embedded_context_records_resources_then_rules_then_the_prompt() {
+fn test_agent_with_embedded_context_records_the_prompt_then_resources_then_rules() {
     let mut injected = Injected::test_agent("context-test-agent", &FILES_AND_RULES, &[]);
     let session = injected.new_session();
     let exchange = injected.editor.prompt(&session, "hello");
@@ -387,13 +395,14 @@ fn test_agent_with_embedded_context_records_resources_then_rules_then_the_prompt
     let rules = rules_block(&["Always add tests", "Keep answers short"]);
     assert_eq!(
         exchange.chunk_texts(),
-        [agent_script::update_text(&format!("{rules} hello"), 1, 1)]
+        [agent_script::update_text(&format!("hello {rules}"), 1, 1)]
     );
     assert_eq!(
         last_prompt_params(&injected.chain),
         json!({
             "sessionId": session,
             "prompt": [
+                { "type": "text", "text": "hello" },
                 { "type": "resource", "resource": {
                     "uri": injected.uri("AGENTS.md"), "mimeType": "text/markdown", "text": AGENTS_MD
                 } },
@@ -401,14 +410,13 @@ fn test_agent_with_embedded_context_records_resources_then_rules_then_the_prompt
                     "uri": injected.uri("docs/style.md"), "mimeType": "text/markdown", "text": STYLE_MD
                 } },
                 { "type": "text", "text": rules },
-                { "type": "text", "text": "hello" },
             ]
         })
     );
 }
 
 #[test]
-fn test_agent_without_embedded_context_records_one_delimited_text_block_then_the_prompt() {
+fn test_agent_without_embedded_context_records_the_prompt_then_one_delimited_text_block() {
     let mut injected = Injected::test_agent(
         "context-test-agent-text",
         &FILES_AND_RULES,
@@ -427,16 +435,59 @@ fn test_agent_without_embedded_context_records_one_delimited_text_block_then_the
         json!({
             "sessionId": session,
             "prompt": [
-                { "type": "text", "text": context },
                 { "type": "text", "text": "hello" },
+                { "type": "text", "text": context },
             ]
         })
     );
     assert_eq!(
         exchange.chunk_texts(),
-        [agent_script::update_text(&format!("{context} hello"), 1, 1)]
+        [agent_script::update_text(&format!("hello {context}"), 1, 1)]
     );
     injected
         .editor
         .wait_for_stderr("session sess-1: added 1 context block(s) as text (2 file(s), 2 rule(s))");
+}
+
+#[test]
+fn placement_before_puts_the_context_in_front_of_the_users_blocks() {
+    let mut args = FILES_AND_RULES.to_vec();
+    args.extend(["--placement", "before"]);
+    let mut injected = Injected::demo("context-before", &args);
+    let session = injected.new_session();
+    let exchange = injected.editor.prompt(&session, "hello");
+    let mut shown = injected.all_context_shown();
+    shown.push("> hello\n".to_string());
+    assert_demo_turn(&exchange, &session, &shown);
+}
+
+/// The example chain's rule, "Always write tests", is context: a "Hello" asks the demo agent for
+/// nothing (it used to ask permission to write a file on every first prompt), wherever the
+/// context goes; a prompt that does ask to write still does.
+#[test]
+fn the_demo_agent_takes_an_injected_rule_about_writing_as_context_not_as_a_request() {
+    let rules = quoted(&rules_block(&["Always write tests"]));
+    // The default placement (after the user's blocks), then before them.
+    for placement in [&[][..], &["--placement", "before"]] {
+        let mut args = vec!["--rule", "Always write tests"];
+        args.extend(placement);
+        let mut injected = Injected::demo(&format!("context-rule-{}", placement.len()), &args);
+        let session = injected.new_session();
+        let exchange = injected.editor.prompt(&session, "Hello");
+        let shown = if placement.is_empty() {
+            vec!["> Hello\n".to_string(), rules.clone()]
+        } else {
+            vec![rules.clone(), "> Hello\n".to_string()]
+        };
+        assert_demo_turn(&exchange, &session, &shown);
+    }
+    let mut injected = Injected::demo("context-rule-write", &["--rule", "Always write tests"]);
+    let session = injected.new_session();
+    let exchange = injected.editor.prompt(&session, "Please write the notes");
+    assert_eq!(exchange.requests.len(), 1, "{:?}", exchange.requests);
+    assert_eq!(
+        exchange.requests[0]["method"], "session/request_permission",
+        "{:?}",
+        exchange.requests
+    );
 }

@@ -33,12 +33,18 @@ fn shout_upper_cases_the_demo_agents_message_chunks_and_nothing_else() {
     let mut editor = chain.launch();
     editor.initialize();
     let session = editor.new_session_in(&chain.dir);
-    let plan = update_message(
-        &session,
-        json!({ "sessionUpdate": "plan", "entries": [
-            { "content": "Show what the prompt contained", "priority": "high", "status": "in_progress" },
-            { "content": "Carry out a requested write or read", "priority": "medium", "status": "pending" },
-        ] }),
+    let checklist = |shown: &str, acted: &str| {
+        update_message(
+            &session,
+            json!({ "sessionUpdate": "plan", "entries": [
+                { "content": "Show what the prompt contained", "priority": "high", "status": shown },
+                { "content": "Carry out a requested write or read", "priority": "medium", "status": acted },
+            ] }),
+        )
+    };
+    let (plan, done) = (
+        checklist("in_progress", "pending"),
+        checklist("completed", "completed"),
     );
 
     let greeting = editor.prompt(&session, "hello, world");
@@ -51,6 +57,7 @@ fn shout_upper_cases_the_demo_agents_message_chunks_and_nothing_else() {
                 "DEMO AGENT HERE. I RECEIVED 1 CONTENT BLOCK(S):\n"
             ),
             text_chunk(&session, "> HELLO, WORLD\n"),
+            done.clone(),
         ]
     );
     assert_eq!(*greeting.result(), json!({ "stopReason": "end_turn" }));
@@ -109,6 +116,7 @@ fn shout_upper_cases_the_demo_agents_message_chunks_and_nothing_else() {
                 &session,
                 "PERMISSION GRANTED: I WOULD WRITE DEMO.TXT (THE DEMO AGENT NEVER TOUCHES YOUR FILES).\n",
             ),
+            done,
         ]
     );
     assert_eq!(*asked.result(), json!({ "stopReason": "end_turn" }));

@@ -673,6 +673,8 @@ fn readme_demo_chain_injects_the_team_context_and_the_guard_denies_the_write() {
             &session,
             "Demo agent here. I received 3 content block(s):\n",
         ),
+        // The user's prompt first, then the context the proxy added after it.
+        demo_chunk(&session, &quoted(prompt)),
         demo_chunk(
             &session,
             &format!(
@@ -685,13 +687,19 @@ fn readme_demo_chain_injects_the_team_context_and_the_guard_denies_the_write() {
             &session,
             &quoted("<context source=\"rules\">\n- Always write tests\n</context>"),
         ),
-        demo_chunk(&session, &quoted(prompt)),
         update_message(&session, announcement),
         update_message(
             &session,
             json!({ "sessionUpdate": "tool_call_update", "toolCallId": "demo-write-1", "status": "failed" }),
         ),
         demo_chunk(&session, "Permission denied: demo.txt was not written.\n"),
+        update_message(
+            &session,
+            json!({ "sessionUpdate": "plan", "entries": [
+                { "content": "Show what the prompt contained", "priority": "high", "status": "completed" },
+                { "content": "Carry out a requested write or read", "priority": "medium", "status": "completed" },
+            ] }),
+        ),
     ];
     assert!(
         exchange.requests.is_empty(),
@@ -700,9 +708,9 @@ fn readme_demo_chain_injects_the_team_context_and_the_guard_denies_the_write() {
     );
     assert_eq!(exchange.notifications, expected);
     assert_eq!(exchange.result()["stopReason"], "end_turn");
-    editor.wait_for_stderr(
-        r#"deny: permission for "Write demo.txt" (kind edit, 1 location(s)) in session demo-session-1 by permission #1 (no edits in the demo) (option "reject")"#,
-    );
+    editor.wait_for_stderr(&format!(
+        r#"deny: permission for "Write demo.txt" (kind edit, 1 location(s)) in session {session} by permission #1 (no edits in the demo) (option "reject")"#
+    ));
     editor.close_stdin();
     assert!(editor.wait_exit().success(), "{}", editor.stderr());
 }

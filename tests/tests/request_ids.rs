@@ -1,7 +1,8 @@
 //! Request ids come back exactly as the editor wrote them, whatever their type or
-//! spelling, and an agent request with id `0` is answered correctly.
+//! spelling, and an agent request with id `0` is answered correctly; a response comes back as
+//! the bytes its sender wrote, only the id changed.
 
-use acp_conductor_tests::agent_script;
+use acp_conductor_tests::agent_script::{self, ANSWER, Recipe};
 use acp_conductor_tests::editor::{initialize_params, prompt_params};
 use acp_conductor_tests::jsonrpc::RawMessage;
 use acp_conductor_tests::test_chain::AGENT;
@@ -103,4 +104,76 @@ fn agent_request_with_id_zero_is_answered_without_proxies() {
 #[test]
 fn agent_request_with_id_zero_is_answered_through_two_proxies() {
     agent_request_with_id_zero_through(2);
+}
+
+/// The agent's answer to the prompt, `result` before `id` (as codex-acp writes its responses),
+/// with a space; `ID` stands for the id.
+const RESULT_FIRST: (&str, &str) = (
+    r#"{"jsonrpc":"2.0","result":{"stopReason":"end_turn"} ,"id":"#,
+    "}",
+);
+
+/// `RESULT_FIRST` with `id`.
+fn result_first(id: &str) -> String {
+    format!("{}{id}{}", RESULT_FIRST.0, RESULT_FIRST.1)
+}
+
+/// The agent answers a prompt with [`RESULT_FIRST`] through test proxies of the given dialects;
+/// returns the chain and the response line the editor read for its prompt `"p-7"`.
+fn result_first_answer_through(label: &str, dialects: &[&str]) -> (TestChain, String) {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, label);
+    chain.agent_args(&["--updates", "0"]);
+    for (i, dialect) in dialects.iter().enumerate() {
+        chain
+            .add_test_proxy(&format!("p{}", i + 1))
+            .args(&["--dialect", dialect]);
+    }
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let answer = Recipe::new().text(RESULT_FIRST.0).id().line(RESULT_FIRST.1);
+    let id = editor.start_request_with_id(
+        r#""p-7""#,
+        "session/prompt",
+        prompt_params(&session, &answer.prompt(ANSWER)),
+    );
+    let exchange = editor.finish_request(&id, acp_conductor_tests::editor::refuse);
+    (chain, exchange.response_line)
+}
+
+/// A response reaches whoever asked as the bytes its sender wrote, with only the id changed:
+/// members are not re-ordered (`{"result":..,"id":..}` stays so), spaces stay.
+#[test]
+fn a_response_reaches_the_editor_as_the_agent_wrote_it_with_only_the_id_changed() {
+    let (_chain, line) = result_first_answer_through("result-first", &[]);
+    assert_eq!(line, result_first(r#""p-7""#));
+}
+
+/// The same on every hop of a chain: the agent's answer to a proxy's `proxy/successor` request
+/// (either dialect) reaches that proxy with only the proxy's id spliced in, and what the first
+/// proxy answers reaches the editor as that proxy wrote it.
+#[test]
+fn responses_to_successor_requests_keep_their_bytes_in_both_dialects() {
+    for dialect in ["rfd", "underscore"] {
+        let (chain, line) =
+            result_first_answer_through(&format!("result-first-{dialect}"), &[dialect, dialect]);
+        // The test proxy writes its responses `id` first: that is what the editor gets.
+        assert_eq!(
+            line, r#"{"jsonrpc":"2.0","id":"p-7","result":{"stopReason":"end_turn"}}"#,
+            "{dialect}"
+        );
+        let at_last_proxy = chain
+            .recording("p2")
+            .into_iter()
+            .rfind(|line| line.contains("stopReason"))
+            .unwrap_or_else(|| panic!("{dialect}: p2 got no answer to the prompt"));
+        let own_id = RawMessage::parse(&at_last_proxy)
+            .expect("a JSON object")
+            .id()
+            .expect("an id")
+            .get()
+            .to_string();
+        assert_eq!(at_last_proxy, result_first(&own_id), "{dialect}");
+    }
 }

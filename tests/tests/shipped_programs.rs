@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use acp_conductor_tests::binaries;
 use acp_conductor_tests::test_chain::{fresh_dir, toml_string};
+use acp_conductor_tests::{TestChain, binaries};
 
 /// A conductor in a directory of its own (a hard link to the one under test, so it finds
 /// nothing next to itself), run with an empty PATH.
@@ -114,4 +114,40 @@ fn prompt_without_acp_prompt_says_what_is_missing_and_how_to_build_it() {
          next to acp-conductor or on PATH (build it with `cargo build -p acp-demo`, or install \
          it next to acp-conductor)\n"
     );
+}
+
+/// Clients keep sessions by id across every agent they run (acpx does): the demo agents of two
+/// conductors must not both call their first session `demo-session-1`, or a prompt meant for one
+/// project's chain goes to the other's.
+#[test]
+fn the_demo_agents_of_two_conductors_give_their_sessions_different_ids() {
+    let binaries = binaries!();
+    let first_session = |label: &str| {
+        let chain = TestChain::with_demo_agent(&binaries, label);
+        let mut editor = chain.launch();
+        editor.initialize();
+        let session = editor.new_session();
+        editor.close_stdin();
+        assert!(editor.wait_exit().success(), "{}", editor.stderr());
+        session
+    };
+    let (one, other) = (
+        first_session("session-ids-1"),
+        first_session("session-ids-2"),
+    );
+    for session in [&one, &other] {
+        // Still readable: `demo-session-<8 hex digits>-<n>`.
+        let token = session
+            .strip_prefix("demo-session-")
+            .and_then(|rest| rest.strip_suffix("-1"))
+            .unwrap_or_else(|| panic!("{session}"));
+        assert!(
+            token.len() == 8
+                && token
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+            "{session}"
+        );
+    }
+    assert_ne!(one, other);
 }

@@ -30,11 +30,32 @@ fn transcript(editor: &Editor) -> Vec<String> {
     editor
         .transcript
         .iter()
-        .map(|(direction, line)| match direction {
-            Direction::Sent => format!("> {line}"),
-            Direction::Received => format!("< {line}"),
+        .map(|(direction, line)| {
+            let line = without_session_token(line);
+            match direction {
+                Direction::Sent => format!("> {line}"),
+                Direction::Received => format!("< {line}"),
+            }
         })
         .collect()
+}
+
+/// `line` with the demo agent's session ids (`demo-session-<8 hex digits>-<n>`, different in
+/// every run) written `demo-session-<n>`, so that runs compare; every other byte kept.
+fn without_session_token(line: &str) -> String {
+    const PREFIX: &str = "demo-session-";
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(PREFIX) {
+        let after = &rest[at + PREFIX.len()..];
+        out.push_str(&rest[..at + PREFIX.len()]);
+        let token = after
+            .get(..9)
+            .filter(|t| t.ends_with('-') && t[..8].bytes().all(|b| b.is_ascii_hexdigit()));
+        rest = if token.is_some() { &after[9..] } else { after };
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Runs `script` once per build of the proxy `name` (native `native`, WASM `wasm_binary`,

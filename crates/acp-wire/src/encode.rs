@@ -97,6 +97,50 @@ pub fn response(out: &mut Vec<u8>, id: &str, outcome: Outcome<'_>) {
     out.push(b'}');
 }
 
+/// A response as its sender wrote it, `frame`, with only its id (`sent_id`, read from `frame`)
+/// replaced by `id`, and, when `rewritten` is given as (the outcome read from `frame`, its new
+/// text), that one payload replaced: every other member keeps its place and its bytes, `result`
+/// before `id` included. `false`, with nothing written, when what is to be replaced is not a
+/// part of `frame`; the caller then writes the response afresh ([`response`]).
+///
+/// The same one copy as [`response`]: the bytes before the id, the id, the bytes after it.
+pub fn response_in_place(
+    out: &mut Vec<u8>,
+    frame: &[u8],
+    sent_id: &RawValue,
+    id: &str,
+    rewritten: Option<(&RawValue, &RawValue)>,
+) -> bool {
+    let Some(id_span) = span_in(frame, sent_id) else {
+        return false;
+    };
+    let payload = match rewritten {
+        Some((sent, new)) => match span_in(frame, sent) {
+            Some(span) => Some((span, new.get())),
+            None => return false,
+        },
+        None => None,
+    };
+    let mut edits = [Some((id_span, id)), payload];
+    edits.sort_by_key(|edit| edit.map(|((start, _), _)| start));
+    let mut copied = 0;
+    for ((start, end), text) in edits.into_iter().flatten() {
+        out.extend_from_slice(&frame[copied..start]);
+        out.extend_from_slice(text.as_bytes());
+        copied = end;
+    }
+    out.extend_from_slice(&frame[copied..]);
+    true
+}
+
+/// Where `value`'s text lies in `frame`, if it is a part of it.
+fn span_in(frame: &[u8], value: &RawValue) -> Option<(usize, usize)> {
+    let text = value.get().as_bytes();
+    let start = (text.as_ptr() as usize).checked_sub(frame.as_ptr() as usize)?;
+    let end = start + text.len();
+    (end <= frame.len()).then_some((start, end))
+}
+
 /// An error response made by the conductor itself.
 pub fn error_response(
     out: &mut Vec<u8>,
@@ -223,6 +267,84 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_response_in_place_changes_only_its_id() {
+        let frame = r#"{"jsonrpc":"2.0","result":{ "stopReason":"end_turn" },"id":2 , "x":[1]}"#;
+        let Envelope::Response { id, .. } = parse(frame.as_bytes()).unwrap() else {
+            panic!("a response")
+        };
+        let mut out = Vec::new();
+        assert!(response_in_place(
+            &mut out,
+            frame.as_bytes(),
+            id,
+            r#""ed-7""#,
+            None
+        ));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"jsonrpc":"2.0","result":{ "stopReason":"end_turn" },"id":"ed-7" , "x":[1]}"#
+        );
+    }
+
+    #[test]
+    fn a_response_in_place_may_have_its_payload_rewritten_too() {
+        let new = raw(r#"{"agentCapabilities":{"mcpCapabilities":{"acp":true}}}"#);
+        for (frame, expected) in [
+            (
+                r#"{"result":{"agentCapabilities":{}},"jsonrpc":"2.0","id":1}"#,
+                r#"{"result":{"agentCapabilities":{"mcpCapabilities":{"acp":true}}},"jsonrpc":"2.0","id":0}"#,
+            ),
+            (
+                r#"{"id":1,"jsonrpc":"2.0","result":{"agentCapabilities":{}}}"#,
+                r#"{"id":0,"jsonrpc":"2.0","result":{"agentCapabilities":{"mcpCapabilities":{"acp":true}}}}"#,
+            ),
+        ] {
+            let Envelope::Response {
+                id,
+                outcome: Outcome::Result(result),
+            } = parse(frame.as_bytes()).unwrap()
+            else {
+                panic!("a result")
+            };
+            let mut out = Vec::new();
+            assert!(response_in_place(
+                &mut out,
+                frame.as_bytes(),
+                id,
+                "0",
+                Some((result, &new))
+            ));
+            assert_eq!(String::from_utf8(out).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn a_response_in_place_needs_its_parts_in_the_frame() {
+        let frame = r#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+        let elsewhere = raw("1");
+        let mut out = Vec::new();
+        assert!(!response_in_place(
+            &mut out,
+            frame.as_bytes(),
+            &elsewhere,
+            "2",
+            None
+        ));
+        let Envelope::Response { id, .. } = parse(frame.as_bytes()).unwrap() else {
+            panic!("a response")
+        };
+        let (old, new) = (raw("null"), raw("true"));
+        assert!(!response_in_place(
+            &mut out,
+            frame.as_bytes(),
+            id,
+            "2",
+            Some((&old, &new))
+        ));
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 pub mod encode;
 pub mod envelope;
 pub mod error_code;
+pub mod escaped_method;
 pub mod frame;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]

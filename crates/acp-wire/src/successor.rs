@@ -85,6 +85,14 @@ struct Slots<'a> {
 }
 
 impl<'a> WrapperMembers<'a> {
+    /// Whether the found `method` is a string written with escapes: a wrapper whose inner method
+    /// must be decoded first ([`crate::escaped_method`]). Looks at that one member only.
+    pub fn method_has_escapes(&self) -> bool {
+        self.0
+            .and_then(|slots| slots.method)
+            .is_some_and(|method| method.get().contains('\\'))
+    }
+
     pub(crate) fn found(
         method: Option<&'a RawValue>,
         params: Option<&'a RawValue>,

@@ -38,8 +38,23 @@ impl<C: Components> Router<C> {
         // and a `proxy/successor` wrapper's, so that unwrapping does not read it again.
         let (envelope, wrapper) = match acp_wire::parse_frame(&frame) {
             Ok(parsed) => (parsed.envelope, parsed.wrapper),
-            Err(invalid) => return self.on_invalid(link, invalid),
+            Err(invalid) => {
+                // A method written with escapes ("session\/close") is refused by the borrowing
+                // parse; the frame is routed as the copy with the method decoded. Only here,
+                // on the way to an error, is a frame copied for it.
+                if invalid.shape() == acp_wire::Shape::Call
+                    && let Some(plain) = acp_wire::escaped_method::with_plain_methods(&frame)
+                {
+                    return self.route_frame(link, Bytes::from(plain), arrival);
+                }
+                return self.on_invalid(link, invalid);
+            }
         };
+        if wrapper.method_has_escapes()
+            && let Some(plain) = acp_wire::escaped_method::with_plain_methods(&frame)
+        {
+            return self.route_frame(link, Bytes::from(plain), arrival);
+        }
         let call = |id, method, params| IncomingCall {
             id,
             method,
@@ -53,7 +68,7 @@ impl<C: Components> Router<C> {
             Envelope::Notification { method, params } => {
                 self.on_call(link, call(None, method, params), &frame, arrival)
             }
-            Envelope::Response { id, outcome } => self.on_response(link, id, outcome),
+            Envelope::Response { id, outcome } => self.on_response(link, id, outcome, &frame),
         }
     }
 
@@ -185,12 +200,10 @@ impl<C: Components> Router<C> {
             }
             return;
         }
+        // `initialize` goes on as the editor wrote it, its protocol version included: the agent
+        // answers with the version it supports and the editor decides (initialize.rs).
         let rewritten = if session_setup {
             self.on_session_setup(from, hop, params)
-        } else if from == 0 && !origin.wrapped && method == "initialize" {
-            params
-                .and_then(initialize::negotiate_version)
-                .and_then(|text| RawValue::from_string(text).ok())
         } else {
             None
         };
@@ -369,7 +382,9 @@ impl<C: Components> Router<C> {
         self.queue(to, Bytes::from(out), from);
     }
 
-    fn on_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
+    /// A response arriving on `link` as `frame`: back to whoever asked, as the very bytes its
+    /// sender wrote with only the id changed (and the few results the conductor rewrites).
+    fn on_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>, frame: &Bytes) {
         let Some(entry) = self.links[link].pending.complete_raw(id) else {
             return self.on_unmatched_response(link, id, outcome);
         };
@@ -403,6 +418,16 @@ impl<C: Components> Router<C> {
             (Purpose::AgentInitialize, Outcome::Result(result)) => {
                 let caps = AgentCapabilities::read(result);
                 tracing::debug!(mcp_over_acp = caps.mcp_over_acp, "agent initialized");
+                if let Some(version) = initialize::newer_version_answered(result) {
+                    tracing::warn!(
+                        agent = %self.links[link].name,
+                        version,
+                        "the agent chose ACP protocol version {version}; the conductor passes its \
+                         messages on, but reads and rewrites the few it looks into (MCP over ACP) \
+                         as version {} has them",
+                        initialize::NEWEST_PROTOCOL_VERSION
+                    );
+                }
                 self.agent = Some(caps);
                 rewritten = RawValue::from_string(initialize::advertise_mcp_over_acp(result)).ok();
             }
@@ -435,6 +460,7 @@ impl<C: Components> Router<C> {
             return;
         }
         self.count_answer(entry.origin, matches!(outcome, Outcome::Error(_)));
+        let sent = outcome;
         let outcome = match (&rewritten, outcome) {
             (Some(r), Outcome::Result(_)) => Outcome::Result(r),
             (_, o) => o,
@@ -444,8 +470,16 @@ impl<C: Components> Router<C> {
         {
             self.initialized(entry.origin, result);
         }
-        let mut out = Vec::with_capacity(entry.origin_id.len() + 64 + outcome_len(outcome));
-        encode::response(&mut out, &entry.origin_id, outcome);
+        let replaced = match (sent, &rewritten) {
+            (Outcome::Result(sent), Some(new)) => Some((sent, &**new)),
+            _ => None,
+        };
+        // The frame's bytes with the requester's id, and a rewritten result's growth at most.
+        let grown = rewritten.as_ref().map_or(0, |r| r.get().len());
+        let mut out = Vec::with_capacity(frame.len() + entry.origin_id.len() + grown);
+        if !encode::response_in_place(&mut out, frame, id, &entry.origin_id, replaced) {
+            encode::response(&mut out, &entry.origin_id, outcome);
+        }
         self.trace_answered(entry.origin, &entry.origin_id);
         self.queue(entry.origin, Bytes::from(out), link);
     }
@@ -592,10 +626,4 @@ pub(super) fn error_code_of(error: &RawValue) -> Option<i64> {
     serde_json::from_str::<Code>(error.get())
         .ok()
         .map(|c| c.code)
-}
-
-fn outcome_len(outcome: Outcome<'_>) -> usize {
-    match outcome {
-        Outcome::Result(r) | Outcome::Error(r) => r.get().len(),
-    }
 }

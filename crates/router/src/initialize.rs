@@ -1,28 +1,31 @@
-//! The rewrites initialization needs: the protocol version the chain is started with, reading
-//! the agent's MCP capabilities, and telling proxies MCP-over-ACP is available. Every other
-//! byte of the request and the response is kept.
+//! What initialization means to the router: the protocol version the agent answered, reading
+//! the agent's MCP capabilities, and telling proxies MCP-over-ACP is available. Every other byte
+//! of the request and the response is kept.
+//!
+//! The version is not negotiated here: the editor's `initialize` (and a parent's
+//! `proxy/initialize`) reaches every component with the version and params the editor wrote, the
+//! agent answers with the version it supports (the one asked for, or its latest), and the editor
+//! decides, as ACP has it. Lowering the version on the way would hand a version 1 agent the params
+//! of version 2 (`info`, `capabilities`) under a version 1 label, so that it saw no
+//! `clientCapabilities` at all (issue 23); passing both on lets a version 1 agent answer 1.
 
 use acp_wire::RawValue;
 use acp_wire::splice::{Members, set_path};
 
-/// The newest ACP protocol version the conductor routes. Version 2 (unstable in schema 1.20)
-/// changes messages the router looks into, so a chain is never started with it.
+/// The newest ACP protocol version whose messages the router reads where it looks into them
+/// (MCP-over-ACP declarations and capabilities). Version 2 is unstable in schema 1.20.
 pub const NEWEST_PROTOCOL_VERSION: u16 = 1;
 
-/// The params the chain is initialized with, when they differ from the editor's: the version
-/// the editor asked for, unless the conductor only routes an older one (as `initialize` is
-/// negotiated, for `proxy/initialize` from a parent as well). A `protocolVersion` that is not
-/// a version number is left for the agent to judge, as are params without one.
-pub fn negotiate_version(params: &RawValue) -> Option<String> {
-    let requested = Members::of(params)?.get("protocolVersion")?.get();
-    let requested: u64 = requested.parse().ok()?;
-    (requested > u64::from(NEWEST_PROTOCOL_VERSION)).then(|| {
-        set_path(
-            params,
-            &["protocolVersion"],
-            &NEWEST_PROTOCOL_VERSION.to_string(),
-        )
-    })
+/// The version an agent's `InitializeResponse` chose, when it is newer than
+/// [`NEWEST_PROTOCOL_VERSION`] (worth a warning: the chain then runs a version the router reads
+/// as version 1).
+pub fn newer_version_answered(result: &RawValue) -> Option<u64> {
+    let version: u64 = Members::of(result)?
+        .get("protocolVersion")?
+        .get()
+        .parse()
+        .ok()?;
+    (version > u64::from(NEWEST_PROTOCOL_VERSION)).then_some(version)
 }
 
 /// What the conductor remembers of the agent's `InitializeResponse`.
@@ -59,31 +62,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_newer_version_than_the_conductor_routes_is_negotiated_down_and_nothing_else_moves() {
-        let params = raw(
-            r#"{"protocolVersion":2,"clientCapabilities":{"fs":{"readTextFile":true}},"x":"\u0041"}"#,
-        );
+    fn a_newer_version_answered_is_noticed_and_others_are_not() {
         assert_eq!(
-            negotiate_version(&params).as_deref(),
-            Some(
-                r#"{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}},"x":"\u0041"}"#
-            )
+            newer_version_answered(&raw(r#"{"protocolVersion":2,"agentCapabilities":{}}"#)),
+            Some(2)
         );
-        assert!(negotiate_version(&raw(r#"{"protocolVersion":65535}"#)).is_some());
-    }
-
-    #[test]
-    fn a_version_the_conductor_routes_or_no_version_number_is_left_as_sent() {
-        for params in [
+        for result in [
             r#"{"protocolVersion":1}"#,
             r#"{"protocolVersion":0}"#,
             r#"{"protocolVersion":"2"}"#,
             r#"{"protocolVersion":1.5}"#,
-            r#"{"protocolVersion":-3}"#,
-            r#"{"clientCapabilities":{}}"#,
+            r#"{"agentCapabilities":{}}"#,
             r#"[]"#,
         ] {
-            assert_eq!(negotiate_version(&raw(params)), None, "{params}");
+            assert_eq!(newer_version_answered(&raw(result)), None, "{result}");
         }
     }
 

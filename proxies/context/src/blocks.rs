@@ -1,5 +1,5 @@
-//! The content blocks the context proxy puts in front of a prompt, and what the prompt already
-//! carries so nothing is injected twice. Pure: files arrive already read.
+//! The content blocks the context proxy adds to a prompt, and what the prompt already carries so
+//! nothing is injected twice. Pure: files arrive already read.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -87,7 +87,7 @@ impl PromptContents {
     }
 }
 
-/// The blocks to put in front of the prompt: one `resource` per file and one text block of
+/// The blocks to add to the prompt: one `resource` per file and one text block of
 /// rules ([`Style::Resource`]), or a single text block holding everything ([`Style::Text`]).
 /// A file already in the prompt (by URI, or by its delimiter in a text block) is left out,
 /// as is the rules block when its delimiter is already there.

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use proxy_kit::log::Level;
 
-use crate::proxy::{Config, ContextProxy, Mode};
+use crate::proxy::{Config, ContextProxy, Mode, Placement};
 
 /// Injects context files and rules into ACP prompts. Run it as a `[[proxy]]` of a conductor.
 #[derive(Parser, Debug)]
@@ -24,6 +24,9 @@ struct Args {
     /// Inject on the first prompt of each session, or on every prompt.
     #[arg(long, value_enum, default_value_t = Mode::Once)]
     mode: Mode,
+    /// Put the context after the user's blocks of the prompt, or before them.
+    #[arg(long, value_enum, default_value_t = Placement::After)]
+    placement: Placement,
     /// Files larger than this are reported and skipped.
     #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
     max_file_bytes: u64,
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         files: args.files,
         rules: args.rules,
         mode: args.mode,
+        placement: args.placement,
         max_file_bytes: args.max_file_bytes,
     }))
 }

@@ -1,5 +1,6 @@
 //! The context proxy's hooks: learn each session's `cwd` and the agent's prompt capabilities,
-//! then put the configured context in front of a session's first (or every) prompt.
+//! then add the configured context to a session's first (or every) prompt, after the user's
+//! blocks or before them.
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -20,12 +21,23 @@ pub enum Mode {
     Every,
 }
 
+/// Where the context goes in the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Placement {
+    /// After the user's blocks: agents that title a session from the start of its first
+    /// prompt (claude-agent-acp) see what the user wrote, not the team's rules.
+    After,
+    /// Before the user's blocks.
+    Before,
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Paths as given: absolute, or relative to the session's `cwd`.
     pub files: Vec<String>,
     pub rules: Vec<String>,
     pub mode: Mode,
+    pub placement: Placement,
     /// Larger files are reported and skipped, not injected.
     pub max_file_bytes: u64,
 }
@@ -110,7 +122,11 @@ impl ContextProxy {
             files.len(),
             self.config.rules.len()
         );
-        let prompt = array_of(blocks.iter().map(|b| &**b).chain(items));
+        let context = blocks.iter().map(|b| &**b);
+        let prompt = match self.config.placement {
+            Placement::After => array_of(items.into_iter().chain(context)),
+            Placement::Before => array_of(context.chain(items)),
+        };
         RequestAction::ForwardModified(set_member(raw_params, &["prompt"], &prompt))
     }
 }

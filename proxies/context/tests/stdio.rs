@@ -63,7 +63,7 @@ fn initialize_out(embedded: bool) -> [String; 2] {
 }
 
 #[test]
-fn text_context_goes_in_front_of_the_first_prompt_only() {
+fn text_context_goes_after_the_first_prompt_only() {
     let project = Project::new("once");
     let cwd = project.json_path();
     let mut input = initialize(false).to_vec();
@@ -96,7 +96,7 @@ fn text_context_goes_in_front_of_the_first_prompt_only() {
     expected.extend([
         format!(r#"{{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{{"method":"session/new","params":{{"cwd":{cwd},"mcpServers":[]}}}}}}"#),
         r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess-1"}}"#.into(),
-        r#"{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"session/prompt","params":{"sessionId":"sess-1","prompt":[{"type":"text","text":"<context source=\"AGENTS.md\">\nBe kind.\n</context>\n\n<context source=\"docs/style.md\">\nUse tabs\n</context>\n\n<context source=\"rules\">\n- Always write tests\n</context>"},{"type":"text","text":"Hi"}]}}}"#.into(),
+        r#"{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"session/prompt","params":{"sessionId":"sess-1","prompt":[{"type":"text","text":"Hi"},{"type":"text","text":"<context source=\"AGENTS.md\">\nBe kind.\n</context>\n\n<context source=\"docs/style.md\">\nUse tabs\n</context>\n\n<context source=\"rules\">\n- Always write tests\n</context>"}]}}}"#.into(),
         r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#.into(),
         r#"{"jsonrpc":"2.0","id":4,"method":"proxy/successor","params":{"method":"session/prompt","params":{"sessionId":"sess-1","prompt":[{"type":"text","text":"Again"}]}}}"#.into(),
         r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#.into(),
@@ -113,7 +113,7 @@ fn text_context_goes_in_front_of_the_first_prompt_only() {
 }
 
 #[test]
-fn embedded_resources_every_prompt_without_duplicating_what_is_there() {
+fn embedded_resources_before_every_prompt_without_duplicating_what_is_there() {
     let project = Project::new("every");
     let cwd = project.json_path();
     let agents_uri = project.uri("AGENTS.md");
@@ -132,6 +132,8 @@ fn embedded_resources_every_prompt_without_duplicating_what_is_there() {
         &[
             "--mode",
             "every",
+            "--placement",
+            "before",
             "--file",
             "AGENTS.md",
             "--rule",
@@ -182,7 +184,7 @@ fn session_of_unknown_cwd_still_gets_rules_and_absolute_files() {
     assert_eq!(
         out.stdout[2],
         format!(
-            r#"{{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{{"method":"session/prompt","params":{{"sessionId":"elsewhere","prompt":[{{"type":"text","text":{source}}},{{"type":"text","text":"x"}}]}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{{"method":"session/prompt","params":{{"sessionId":"elsewhere","prompt":[{{"type":"text","text":"x"}},{{"type":"text","text":{source}}}]}}}}}}"#
         )
     );
     assert!(

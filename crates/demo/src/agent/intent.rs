@@ -1,7 +1,10 @@
 //! What a prompt asks the demo agent to do (MCP tools, or ticks, a write, a read) and whether it
 //! mentions a plan: pure functions over the prompt's text. Must not know how any of it is done.
 //!
-//! Only text blocks count: context a proxy embedded as resources does not trigger anything.
+//! Only what the user wrote counts: context a proxy added, as resources or as text blocks of
+//! `<context source="...">...</context>` sections (the context proxy's delimiters, which it puts
+//! after the user's blocks), does not trigger anything; its rules ("Always write tests") are not
+//! a request to write.
 //!
 //! A text block asks for a tool when it starts (after an optional "please") with,
 //! case-insensitively, the first that matches of:
@@ -51,14 +54,25 @@ pub(super) fn mentions_plan(prompt: &[Value]) -> bool {
     prompt_text(prompt).to_lowercase().contains("plan")
 }
 
-/// What the user typed: the text blocks, one per line.
+/// What the user typed: their text blocks, one per line.
 fn prompt_text(prompt: &[Value]) -> String {
+    user_texts(prompt).collect::<Vec<_>>().join("\n")
+}
+
+/// The text of each text block the user wrote, in order: not those of injected context.
+fn user_texts(prompt: &[Value]) -> impl Iterator<Item = &str> {
     prompt
         .iter()
         .filter(|block| block["type"] == "text")
         .filter_map(|block| block["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
+        .filter(|text| !is_injected_context(text))
+}
+
+/// Whether a text block is context a proxy added: nothing but `<context source="...">` ...
+/// `</context>` sections (one block may hold several).
+fn is_injected_context(text: &str) -> bool {
+    let text = text.trim();
+    text.starts_with("<context source=\"") && text.ends_with("</context>")
 }
 
 /// A request to use the session's MCP tools (the rules are in the module doc).
@@ -78,11 +92,7 @@ pub(super) enum ToolIntent {
 
 /// The tool request of the first text block that makes one.
 fn prompt_tool_intent(prompt: &[Value]) -> Option<ToolIntent> {
-    prompt
-        .iter()
-        .filter(|block| block["type"] == "text")
-        .filter_map(|block| block["text"].as_str())
-        .find_map(tool_intent)
+    user_texts(prompt).find_map(tool_intent)
 }
 
 /// The tool request `text` makes, if any: the first rule of the module doc that matches.
@@ -397,6 +407,49 @@ mod tests {
         assert!(mentions_plan(&[text("planning")]));
         assert!(!mentions_plan(&[embedded, text("explain it")]));
         assert!(!mentions_plan(&[]));
+    }
+
+    #[test]
+    fn injected_context_is_not_what_the_user_asked() {
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let rules = text(
+            "<context source=\"rules\">\n- Always write tests\n- Read the plan slowly\n</context>",
+        );
+        let files_and_rules = text(
+            "<context source=\"AGENTS.md\">\nrecall everything\n</context>\n\n<context source=\"rules\">\n- Always write tests\n</context>\n",
+        );
+        let nothing = Asked::Actions {
+            slow: false,
+            write: false,
+            read: None,
+        };
+        for context in [&rules, &files_and_rules] {
+            // After the user's blocks (where the context proxy puts it) or before them.
+            assert_eq!(Asked::of(&[text("Hello"), context.clone()]), nothing);
+            assert_eq!(Asked::of(&[context.clone(), text("Hello")]), nothing);
+            assert!(!mentions_plan(&[text("Hello"), context.clone()]));
+        }
+        assert_eq!(
+            Asked::of(&[text("please write it"), rules.clone()]),
+            Asked::Actions {
+                slow: false,
+                write: true,
+                read: None,
+            }
+        );
+        assert_eq!(
+            Asked::of(&[text("list tools"), files_and_rules]),
+            Asked::Tool(ToolIntent::List)
+        );
+        // A block of the user's own that merely mentions a context tag still counts.
+        assert_eq!(
+            Asked::of(&[text("write a <context source=\"x\"> parser")]),
+            Asked::Actions {
+                slow: false,
+                write: true,
+                read: None,
+            }
+        );
     }
 
     #[test]

@@ -8,13 +8,15 @@
 //! goes through one [`LineWriter`] queue to one writer, so a turn's updates always precede its
 //! response.
 //!
-//! What a prompt makes it do, read from its text blocks (resources a proxy embedded do not count):
+//! What a prompt makes it do, read from the user's text blocks (context a proxy added, as
+//! resources or as `<context source=...>` text, does not count):
 //! it always shows a plan and echoes every block; then, if a text block asks for an MCP tool
 //! (the rules are in [`intent`]), it does only that; otherwise "slow" ticks, "write"/"permission"
 //! asks permission for a write it never does, and "read <path>" reads a line through the client.
 //! A client that advertised plans gets the checklist as plan operations (sent again, all done, at
 //! the end of the turn) and, for a prompt that mentions "plan", an outline removed as the turn
-//! ends ([`turn_plan`]); any other client gets the plain `plan` update once.
+//! ends ([`turn_plan`]); any other client gets the plain `plan` update, at the start and again,
+//! all done, at the end.
 //!
 //! MCP tools come from the session's stdio `mcpServers` (the only kind it launches; it does not
 //! advertise `mcpCapabilities.acp`, so MCP-over-ACP servers must reach it as stdio ones), started
@@ -27,6 +29,7 @@
 
 mod intent;
 mod line_writer;
+mod session_ids;
 #[cfg(test)]
 mod tests;
 mod turn;
@@ -48,6 +51,7 @@ use tokio::task::JoinSet;
 
 use crate::mcp_servers::{self as mcp, Launcher, SessionServers, StdioServer};
 use line_writer::{LineWriter, WriterGone, write_lines};
+use session_ids::SessionIds;
 use turn::Turn;
 
 /// The only ACP major version this agent speaks.
@@ -138,7 +142,7 @@ struct Connection {
     client_reads_files: bool,
     client_shows_plans: bool,
     sessions: HashMap<String, Session>,
-    sessions_created: u64,
+    session_ids: SessionIds,
     turns_started: u64,
     requests_to_client: SharedRequests,
     turns: JoinSet<()>,
@@ -153,7 +157,7 @@ impl Connection {
             client_reads_files: false,
             client_shows_plans: false,
             sessions: HashMap::new(),
-            sessions_created: 0,
+            session_ids: SessionIds::new(),
             turns_started: 0,
             requests_to_client: SharedRequests::default(),
             turns: JoinSet::new(),
@@ -301,8 +305,7 @@ impl Connection {
             .map(PathBuf::from)
             .filter(|cwd| cwd.is_absolute())
             .ok_or_else(|| RpcError::invalid_params("session/new needs cwd, an absolute path"))?;
-        self.sessions_created += 1;
-        let session_id = format!("demo-session-{}", self.sessions_created);
+        let session_id = self.session_ids.next();
         let servers = StdioServer::from_declarations(&params["mcpServers"]);
         tracing::debug!(
             session = %session_id,

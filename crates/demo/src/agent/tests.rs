@@ -10,17 +10,29 @@ use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
 
-use super::serve_with;
+use super::{serve_with, session_ids};
 use crate::mcp_servers::test_support::{Seen, launches, notes_launcher, wait_for_seen};
 use crate::mcp_servers::{self as mcp, Launcher, McpError};
 
 const WAIT: Duration = Duration::from_secs(10);
 
+/// The checklist's second entry for a prompt that asks for actions (or nothing), and for one
+/// that asks for an MCP tool.
+const ACTIONS: &str = "Carry out a requested write or read";
+const TOOL: &str = "Use the requested MCP tool";
+
 /// A client that speaks raw lines to a demo agent running in its own task.
+///
+/// Session ids differ on every connection (`demo-session-<token>-<n>`, [`session_ids`]), so the
+/// tests spell them `demo-session-<n>`: each id a received line carries is checked for its shape
+/// and written that way, and `send` turns the short spelling back into the connection's id.
+/// Every other byte is compared as it is.
 struct RawClient {
     from_agent: Lines<BufReader<ReadHalf<DuplexStream>>>,
     to_agent: WriteHalf<DuplexStream>,
     agent: tokio::task::JoinHandle<io::Result<()>>,
+    /// The connection's session id token, once a line showed it.
+    session_token: Option<String>,
 }
 
 impl RawClient {
@@ -37,20 +49,29 @@ impl RawClient {
             from_agent: BufReader::new(from_agent).lines(),
             to_agent,
             agent,
+            session_token: None,
         }
     }
 
     async fn send(&mut self, line: &str) {
+        let line = match &self.session_token {
+            Some(token) => line.replace(
+                session_ids::PREFIX,
+                &format!("{}{token}-", session_ids::PREFIX),
+            ),
+            None => line.to_owned(),
+        };
         self.to_agent.write_all(line.as_bytes()).await.unwrap();
         self.to_agent.write_all(b"\n").await.unwrap();
     }
 
     async fn recv(&mut self) -> String {
-        tokio::time::timeout(WAIT, self.from_agent.next_line())
+        let line = tokio::time::timeout(WAIT, self.from_agent.next_line())
             .await
             .expect("the agent answers in time")
             .unwrap()
-            .expect("the agent keeps the connection open")
+            .expect("the agent keeps the connection open");
+        shorten_session_ids(&line, &mut self.session_token)
     }
 
     async fn expect(&mut self, expected: &str) {
@@ -146,7 +167,17 @@ impl RawClient {
         self.expect_notes_tool_call(number, tool, input, outcome)
             .await;
         self.expect(&chunk(said)).await;
+        self.expect_plan_done(TOOL).await;
         self.expect_end_turn(prompt_id).await;
+    }
+
+    /// The checklist again, all done, as a client without plan operations gets it before the
+    /// turn ends; `action` is its second entry ([`ACTIONS`] or [`TOOL`]).
+    async fn expect_plan_done(&mut self, action: &str) {
+        self.expect(&format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"demo-session-1","update":{{"sessionUpdate":"plan","entries":[{{"content":"Show what the prompt contained","priority":"high","status":"completed"}},{{"content":"{action}","priority":"medium","status":"completed"}}]}}}}}}"#
+        ))
+        .await;
     }
 
     async fn expect_end_turn(&mut self, id: u64) {
@@ -257,6 +288,7 @@ async fn plain_prompt_echoes_every_block_then_ends_turn() {
     ] {
         client.expect(&chunk(text)).await;
     }
+    client.expect_plan_done(ACTIONS).await;
     client
         .expect(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#)
         .await;
@@ -282,6 +314,7 @@ async fn permission_request_and_its_answers() {
         .expect(r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"demo-session-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"demo-write-1","status":"completed"}}}"#)
         .await;
     client.expect(&chunk("Permission granted: I would write demo.txt (the demo agent never touches your files).\n")).await;
+    client.expect_plan_done(ACTIONS).await;
     client
         .expect(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#)
         .await;
@@ -308,6 +341,7 @@ async fn permission_request_and_its_answers() {
     client
         .expect(&chunk("Permission denied: demo.txt was not written.\n"))
         .await;
+    client.expect_plan_done(ACTIONS).await;
     client
         .expect(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#)
         .await;
@@ -346,6 +380,7 @@ async fn session_cancel_while_permission_pending_withdraws_the_request() {
     // The session takes a new turn at once.
     client.send(&prompt(3, "again")).await;
     client.skip_echo("again").await;
+    client.expect_plan_done(ACTIONS).await;
     client
         .expect(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#)
         .await;
@@ -416,6 +451,7 @@ async fn eof_cancels_and_answers_a_running_turn() {
         mut from_agent,
         mut to_agent,
         agent,
+        ..
     } = client;
     to_agent.shutdown().await.unwrap();
     let mut last = String::new();
@@ -444,6 +480,7 @@ async fn read_request_reports_first_line_or_error() {
     client
         .expect(&chunk("First line of /tmp/notes.md: # Notes\n"))
         .await;
+    client.expect_plan_done(ACTIONS).await;
     client
         .expect(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#)
         .await;
@@ -458,6 +495,7 @@ async fn read_request_reports_first_line_or_error() {
     client
         .expect(&chunk("Could not read /etc/none: no such file\n"))
         .await;
+    client.expect_plan_done(ACTIONS).await;
     client
         .expect(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#)
         .await;
@@ -475,6 +513,7 @@ async fn read_without_client_capability_sends_no_request() {
             "I cannot read /x: the client did not offer fs.readTextFile.\n",
         ))
         .await;
+    client.expect_plan_done(ACTIONS).await;
     client
         .expect(r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#)
         .await;
@@ -589,6 +628,7 @@ async fn remember_recall_and_forget_through_a_stdio_mcp_server() {
             "The `remember` tool of notes answered: Noted (note 1).\n",
         ))
         .await;
+    client.expect_plan_done(TOOL).await;
     client.expect_end_turn(2).await;
 
     // The note is the tool's input: "read", "write" and "slow" in it start nothing.
@@ -690,6 +730,7 @@ async fn list_tools_unknown_tools_and_bad_arguments() {
              more: remember, recall, forget, crash, hang\n",
         ))
         .await;
+    client.expect_plan_done(TOOL).await;
     client.expect_end_turn(2).await;
 
     client.send(&prompt(3, "use tool nope")).await;
@@ -699,6 +740,7 @@ async fn list_tools_unknown_tools_and_bad_arguments() {
             "I cannot do that: no MCP server offers a `nope` tool; could not start MCP server `broken` (acp-conductor): entity not found.\n",
         ))
         .await;
+    client.expect_plan_done(TOOL).await;
     client.expect_end_turn(3).await;
 
     client.send(&prompt(4, "call remember [1]")).await;
@@ -708,6 +750,7 @@ async fn list_tools_unknown_tools_and_bad_arguments() {
             "I did not call `remember`: its arguments must be a JSON object (got [1]).\n",
         ))
         .await;
+    client.expect_plan_done(TOOL).await;
     client.expect_end_turn(4).await;
 
     let text = r#"Use tool `remember` {"note": "first server wins"}"#;
@@ -753,6 +796,7 @@ async fn a_server_going_away_mid_call_fails_the_tool_call_not_the_turn() {
             "Calling the `crash` tool of notes failed: {error}\n"
         )))
         .await;
+    client.expect_plan_done(TOOL).await;
     client.expect_end_turn(2).await;
 
     // The next use starts the server again.
@@ -762,6 +806,7 @@ async fn a_server_going_away_mid_call_fails_the_tool_call_not_the_turn() {
         .expect_notes_tool_call(2, "recall", json!({}), Ok("No notes yet."))
         .await;
     let _message = client.recv().await;
+    client.expect_plan_done(TOOL).await;
     client.expect_end_turn(3).await;
     assert_eq!(launches(&seen), ["notes", "notes"]);
     client.close().await;
@@ -806,12 +851,14 @@ async fn without_stdio_servers_the_agent_says_no_server_offers_the_tool() {
     client
         .expect(&chunk("I cannot do that: no MCP server offers a `remember` tool (this session has no stdio MCP servers).\n"))
         .await;
+    client.expect_plan_done(TOOL).await;
     client.expect_end_turn(2).await;
     client.send(&prompt(3, "list tools")).await;
     client.skip_echo("list tools").await;
     client
         .expect(&chunk("This session has no stdio MCP servers.\n"))
         .await;
+    client.expect_plan_done(TOOL).await;
     client.expect_end_turn(3).await;
     client.close().await;
 }
@@ -942,6 +989,7 @@ async fn a_client_without_plans_gets_only_the_plain_plan_even_when_asked_for_one
             .expect(&chunk("Demo agent here. I received 1 content block(s):\n"))
             .await;
         client.expect(&chunk("> What is the plan?\n")).await;
+        client.expect_plan_done(ACTIONS).await;
         client.expect_end_turn(2).await;
         client.expect_quiet().await;
         client.close().await;
@@ -978,4 +1026,29 @@ async fn a_cancelled_turn_still_takes_its_outline_down() {
         .await;
     client.expect_quiet().await;
     client.close().await;
+}
+
+/// `line` with each session id (`demo-session-<token>-<n>`) written `demo-session-<n>`; every id
+/// must have the shape the agent promises, and all of a connection's the same token.
+fn shorten_session_ids(line: &str, token: &mut Option<String>) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(session_ids::PREFIX) {
+        let id_len = rest[at..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(rest.len() - at);
+        let id = &rest[at..at + id_len];
+        let n = session_ids::number_of(id)
+            .unwrap_or_else(|| panic!("{id} is not a demo session id, in {line}"));
+        let this_token = &id[session_ids::PREFIX.len()..session_ids::PREFIX.len() + 8];
+        match token {
+            Some(known) => assert_eq!(known, this_token, "one token per connection: {line}"),
+            None => *token = Some(this_token.to_owned()),
+        }
+        out.push_str(&rest[..at]);
+        out.push_str(&format!("{}{n}", session_ids::PREFIX));
+        rest = &rest[at + id_len..];
+    }
+    out.push_str(rest);
+    out
 }

@@ -115,10 +115,7 @@ impl Turn {
     }
 
     async fn show_checklist(&self, plan: &TurnPlan, progress: Progress) -> Result<(), Cancelled> {
-        match plan.checklist(progress) {
-            Some(update) => self.update(update).await,
-            None => Ok(()),
-        }
+        self.update(plan.checklist(progress)).await
     }
 
     fn check_cancelled(&self) -> Result<(), Cancelled> {

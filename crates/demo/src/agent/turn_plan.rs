@@ -5,8 +5,10 @@
 //! spelling `planCapabilities`) gets plan operations in schema 1.20's shapes: the checklist as a
 //! `plan_update` of type `items` under [`CHECKLIST_ID`] as the turn starts and again, all done, as
 //! it ends, and the outline as a `markdown` one under [`OUTLINE_ID`], taken down with
-//! `plan_removed` as the turn ends. Agents must not send those to other clients: they get the plain
-//! `plan` update, once at the start of the turn, as before.
+//! `plan_removed` as the turn ends. Agents must not send those to other clients: they get the
+//! baseline `plan` update instead, the checklist as the turn starts and again, all done, before it
+//! ends (the spec's way of updating a plan: every entry again, with its current status; the client
+//! replaces what it shows), so that no client is left showing a plan in progress after the turn.
 //!
 //! There is no update between the two: it would come between the echo and the first thing the
 //! turn does, where clients (and tests) read the demo's output as one piece.
@@ -68,8 +70,8 @@ impl TurnPlan {
     }
 
     /// The update showing the checklist at `progress`: an `items` plan for a client that takes
-    /// operations; the plain `plan` at the start for one that does not, and nothing at the end.
-    pub(super) fn checklist(&self, progress: Progress) -> Option<Value> {
+    /// operations, the plain `plan` (the whole list again) for one that does not.
+    pub(super) fn checklist(&self, progress: Progress) -> Value {
         let (shown, acted) = match progress {
             Progress::Started => ("in_progress", "pending"),
             Progress::Done => ("completed", "completed"),
@@ -79,14 +81,12 @@ impl TurnPlan {
             {"content": self.action, "priority": "medium", "status": acted},
         ]);
         if self.operations {
-            Some(json!({
+            json!({
                 "sessionUpdate": "plan_update",
                 "plan": {"type": "items", "planId": CHECKLIST_ID, "entries": entries},
-            }))
-        } else if progress == Progress::Started {
-            Some(json!({"sessionUpdate": "plan", "entries": entries}))
+            })
         } else {
-            None
+            json!({"sessionUpdate": "plan", "entries": entries})
         }
     }
 
@@ -189,12 +189,12 @@ mod tests {
         for (progress, shown, acted) in statuses {
             assert_eq!(
                 plan.checklist(progress),
-                Some(json!({"sessionUpdate": "plan_update", "plan": {
+                json!({"sessionUpdate": "plan_update", "plan": {
                     "type": "items", "planId": "demo-checklist", "entries": [
                         {"content": "Show what the prompt contained", "priority": "high", "status": shown},
                         {"content": "Carry out a requested write or read", "priority": "medium", "status": acted},
                     ],
-                }})),
+                }}),
                 "{progress:?}"
             );
         }
@@ -203,17 +203,23 @@ mod tests {
     }
 
     #[test]
-    fn other_clients_get_the_plain_plan_once_and_no_outline() {
+    fn other_clients_get_the_plain_plan_at_start_and_end_and_no_outline() {
         let asked = Asked::Tool(ToolIntent::List);
         let plan = TurnPlan::new(false, 1, 1, &asked, true);
         assert_eq!(
             plan.checklist(Progress::Started),
-            Some(json!({"sessionUpdate": "plan", "entries": [
+            json!({"sessionUpdate": "plan", "entries": [
                 {"content": "Show what the prompt contained", "priority": "high", "status": "in_progress"},
                 {"content": "Use the requested MCP tool", "priority": "medium", "status": "pending"},
-            ]}))
+            ]})
         );
-        assert_eq!(plan.checklist(Progress::Done), None);
+        assert_eq!(
+            plan.checklist(Progress::Done),
+            json!({"sessionUpdate": "plan", "entries": [
+                {"content": "Show what the prompt contained", "priority": "high", "status": "completed"},
+                {"content": "Use the requested MCP tool", "priority": "medium", "status": "completed"},
+            ]})
+        );
         assert_eq!(plan.outline(), None);
         assert_eq!(plan.outline_removal(), None);
     }

@@ -143,3 +143,50 @@ fn error_responses_keep_their_error_bytes() {
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32002,"message":"no","data":{"n":1.50}}}"#
     );
 }
+
+#[test]
+fn a_response_comes_back_as_its_sender_wrote_it_with_only_the_id_changed() {
+    let mut chain = Spec::new(1).start();
+    // `result` before `id`, spaces and a member no schema knows: all of it stays.
+    let to_proxy = chain
+        .editor_sends(r#"{"jsonrpc":"2.0","id":"ed-1","method":"session/prompt","params":{}}"#);
+    let own = &to_proxy["id"];
+    chain.proxy(1).send(&format!(
+        r#"{{"jsonrpc":"2.0","result":{{ "stopReason":"end_turn" }}, "id" : {own} ,"x-extra":[1]}}"#
+    ));
+    assert_eq!(
+        chain.editor.recv_text(),
+        r#"{"jsonrpc":"2.0","result":{ "stopReason":"end_turn" }, "id" : "ed-1" ,"x-extra":[1]}"#
+    );
+
+    // A proxy's request to its successor (proxy/successor) is answered the same way, errors too.
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":7,"method":"proxy/successor","params":{"method":"x/own","params":{}}}"#,
+    );
+    let at_agent = chain.agent().recv();
+    chain.agent().send(&format!(
+        r#"{{"error":{{"code":-32000,"message":"no"}},"id":{},"jsonrpc":"2.0"}}"#,
+        at_agent["id"]
+    ));
+    assert_eq!(
+        chain.proxy(1).recv_text(),
+        r#"{"error":{"code":-32000,"message":"no"},"id":7,"jsonrpc":"2.0"}"#
+    );
+}
+
+#[test]
+fn a_rewritten_initialize_result_keeps_its_members_in_place() {
+    let mut chain = Spec::new(0).awaiting_initialize().start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#);
+    let at_agent = chain.agent().recv();
+    chain.agent().send(&format!(
+        r#"{{"jsonrpc":"2.0","result":{{"protocolVersion":1,"agentCapabilities":{{}}}},"id":{}}}"#,
+        at_agent["id"]
+    ));
+    assert_eq!(
+        chain.editor.recv_text(),
+        r#"{"jsonrpc":"2.0","result":{"protocolVersion":1,"agentCapabilities":{"mcpCapabilities":{"acp":true}}},"id":0}"#
+    );
+}

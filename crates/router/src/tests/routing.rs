@@ -270,24 +270,26 @@ fn the_envelopes_meta_is_hop_local_and_the_wrapped_messages_meta_goes_on() {
 }
 
 #[test]
-fn initialize_asking_for_a_newer_protocol_version_starts_the_chain_with_version_1() {
+fn initialize_asking_for_a_newer_protocol_version_reaches_the_chain_as_written() {
+    // Version 2's params (`info`, `capabilities`) with its version: the agent answers the
+    // version it supports, the editor decides.
     let mut chain = Spec::new(1).awaiting_initialize().start();
     chain.editor.send(
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"clientCapabilities":{"x":"\u0041"}}}"#,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"v2"},"capabilities":{"x":"\u0041"}}}"#,
     );
     assert_eq!(
         chain.proxy(1).recv_text(),
-        r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1,"clientCapabilities":{"x":"\u0041"}}}"#
+        r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":2,"info":{"name":"v2"},"capabilities":{"x":"\u0041"}}}"#
     );
 
-    // A nested conductor negotiates its parent's `proxy/initialize` the same way.
+    // A nested conductor passes its parent's `proxy/initialize` on the same way.
     let mut chain = Spec::new(1).proxy_mode().awaiting_initialize().start();
     chain.editor.send(
         r#"{"jsonrpc":"2.0","id":"p","method":"proxy/initialize","params":{"protocolVersion":7}}"#,
     );
     assert_eq!(
         chain.proxy(1).recv_text(),
-        r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":1}}"#
+        r#"{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{"protocolVersion":7}}"#
     );
 }
 
@@ -309,4 +311,58 @@ fn params_null_is_carried_as_no_params() {
         chain.agent().recv_text(),
         r#"{"jsonrpc":"2.0","id":1,"method":"session/list"}"#
     );
+}
+
+#[test]
+fn a_method_written_with_escapes_is_routed_as_the_method_it_names() {
+    let mut chain = Spec::new(1).start();
+    // PHP's json_encode writes `/` as `\/`; `\u0073` is an `s`.
+    chain.editor.send(
+        r#"{"jsonrpc":"2.0","id":5,"method":"session\/close","params":{"sessionId":"s\/1"}}"#,
+    );
+    assert_eq!(
+        chain.proxy(1).recv_text(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"s\/1"}}"#
+    );
+    chain
+        .proxy(1)
+        .send(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    assert_eq!(
+        chain.editor.recv_text(),
+        r#"{"jsonrpc":"2.0","id":5,"result":{}}"#
+    );
+    // A notification goes on as its bytes, the method decoded.
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","method":"\u0073ession\/cancel","params":{"sessionId":"s"}}"#);
+    assert_eq!(
+        chain.proxy(1).recv_text(),
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#
+    );
+    // A proxy's wrapper, and the method inside it.
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"proxy\/successor","params":{"method":"session\/close","params":{"sessionId":"s"}}}"#,
+    );
+    assert_eq!(
+        chain.agent().recv_text(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/close","params":{"sessionId":"s"}}"#
+    );
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session\/cancel","params":{"sessionId":"s"}}}"#,
+    );
+    assert_eq!(
+        chain.agent().recv_text(),
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#
+    );
+}
+
+#[test]
+fn a_method_that_would_still_need_escapes_is_refused_as_before() {
+    let mut chain = Spec::new(1).start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":5,"method":"a\"b","params":{}}"#);
+    let answer = chain.editor.recv();
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["error"]["code"], -32600);
 }
