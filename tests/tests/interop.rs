@@ -15,7 +15,7 @@ use acp_conductor_tests::binaries::{CONTEXT_PROXY, NOTES_PROXY, TOOL_GUARD, work
 use acp_conductor_tests::client_run::ClientRun;
 use acp_conductor_tests::interop::{InteropTools, arg, client_script};
 use acp_conductor_tests::{Binaries, TestChain, binaries};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// How long one client may take for the whole scenario with a debug conductor.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
@@ -394,4 +394,63 @@ fn python_sdk_example_client_with_the_demo_agent() {
 fn python_sdk_example_client_with_the_demo_chain() {
     let (prepared, run) = run_python_example(Setup::DemoChain);
     assert_python_example(&prepared, &run);
+}
+
+// Checks that wait for issue 23's fixes (branch i23-fixes).
+
+/// Issue 23, item 2: the context proxy's injected rule ("Always write tests") is not the
+/// user's request, so "Hello" asks for nothing.
+#[test]
+fn a_plain_prompt_asks_no_permission_through_the_context_proxy() {
+    for (_, run) in [
+        run_ts_sdk("stable", Setup::DemoChain, "full"),
+        run_python_sdk(Setup::DemoChain),
+    ] {
+        let steps = Steps::of(&run);
+        assert_eq!(
+            steps.get("hello")["permissions"],
+            json!([]),
+            "{}",
+            steps.output
+        );
+        assert!(
+            !steps.text("hello").contains("Permission"),
+            "{}",
+            steps.output
+        );
+    }
+}
+
+/// Issue 23, item 3: a client without plan operations sees the checklist done as the turn
+/// ends, not only its state at the start.
+#[test]
+fn the_plans_final_state_reaches_a_client_without_plan_operations() {
+    for (_, run) in [
+        run_ts_sdk("stable", Setup::DemoAgent, "full"),
+        run_python_sdk(Setup::DemoAgent),
+    ] {
+        let steps = Steps::of(&run);
+        let plans = steps.get("plan")["plans"]
+            .as_array()
+            .expect("plans")
+            .clone();
+        assert_eq!(
+            plans.last(),
+            Some(&json!(["completed", "completed"])),
+            "{}",
+            steps.output
+        );
+    }
+}
+
+/// Issue 23, item 4: the TypeScript SDK's v2 client gets an `initialize` answer it accepts,
+/// naming a protocol version, with the demo agent alone and behind the demo chain.
+#[test]
+fn v2_client_gets_a_version_answer() {
+    for setup in [Setup::DemoAgent, Setup::DemoChain] {
+        let (_, run) = run_ts_sdk("v2", setup, "initialize");
+        let steps = Steps::of(&run);
+        let version = steps.get("initialize")["protocolVersion"].as_u64();
+        assert!(matches!(version, Some(1 | 2)), "{}", steps.output);
+    }
 }

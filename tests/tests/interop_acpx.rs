@@ -284,3 +284,34 @@ fn acpx_with_the_demo_agent() {
 fn acpx_with_the_demo_chain() {
     scenario(Setup::DemoChain);
 }
+
+/// Issue 23, item 1: two acpx sessions are two conductors; their session ids differ, so a
+/// prompt to the second session reaches the second conductor (and not the first one's notes).
+#[test]
+fn session_ids_are_unique_across_two_conductors() {
+    let acpx = Acpx::new(Setup::DemoChain);
+    let watch = MarkedProcesses::watch(&acpx.mark);
+    acpx.run(&["sessions", "new"]);
+    acpx.run(&["prompt", "Remember that the release is on Friday"]);
+    acpx.run(&["sessions", "new", "--name", "second"]);
+    let second = acpx.run(&["prompt", "-s", "second", "What do you recall?"]);
+    let first = acpx.run(&["prompt", "What do you recall?"]);
+    first.assert_said("1. the release is on Friday");
+    assert!(
+        !second.said().contains("the release is on Friday"),
+        "the second session reached the first one's conductor:\n{}",
+        second.text
+    );
+    assert_ne!(session_of(&first), session_of(&second), "{}", second.text);
+    let processes = watch.assert_all_gone(Duration::from_secs(30));
+    let conductors = processes
+        .iter()
+        .filter(|p| p.contains("acp-conductor run --config"))
+        .count();
+    assert!(conductors >= 2, "{processes:#?}");
+}
+
+/// The session a prompt went to.
+fn session_of(output: &Output) -> Value {
+    output.requests("session/prompt")[0]["params"]["sessionId"].clone()
+}
