@@ -113,7 +113,7 @@ fn a_version_2_initialize_reaches_the_agent_as_written_through_proxies() {
 }
 
 /// The demo agent speaks version 1: a version 2 client gets that as its answer, with the demo's
-/// capabilities, not an error.
+/// capabilities, not an error, in members it can read.
 #[test]
 fn a_version_2_client_gets_the_demo_agents_version_1_answer() {
     let binaries = binaries!();
@@ -126,6 +126,16 @@ fn a_version_2_client_gets_the_demo_agents_version_1_answer() {
     assert_eq!(answer["result"]["protocolVersion"], 1, "{answer}");
     assert_eq!(
         answer["result"]["agentInfo"]["name"], "acp-conductor-demo",
+        "{answer}"
+    );
+    // Readable by a version 2 client, whose schema requires `info`: version 2's members beside
+    // version 1's (the TypeScript SDK's v2 client refused the answer without them).
+    assert_eq!(
+        answer["result"]["info"], answer["result"]["agentInfo"],
+        "{answer}"
+    );
+    assert_eq!(
+        answer["result"]["capabilities"], answer["result"]["agentCapabilities"],
         "{answer}"
     );
     editor.close_stdin();

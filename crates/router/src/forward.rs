@@ -202,6 +202,9 @@ impl<C: Components> Router<C> {
         }
         // `initialize` goes on as the editor wrote it, its protocol version included: the agent
         // answers with the version it supports and the editor decides (initialize.rs).
+        if from == 0 && !origin.wrapped && method == "initialize" {
+            self.editor_version = initialize::requested_version(params);
+        }
         let rewritten = if session_setup {
             self.on_session_setup(from, hop, params)
         } else {
@@ -455,6 +458,16 @@ impl<C: Components> Router<C> {
                 rewritten = RawValue::from_string(initialize::advertise_mcp_over_acp(result)).ok();
             }
             _ => {}
+        }
+        // An editor that asked for a newer version than the agent answered can read the answer.
+        if let Outcome::Result(result) = outcome
+            && entry.origin == self.editor()
+            && &*entry.method == "initialize"
+            && let Some(asked) = self.editor_version
+            && let Some(readable) =
+                initialize::readable_by_newer_editor(rewritten.as_deref().unwrap_or(result), asked)
+        {
+            rewritten = RawValue::from_string(readable).ok();
         }
         if !self.links[entry.origin].alive {
             return;

@@ -268,6 +268,8 @@ pub struct Router<C> {
     parent_dialect: Dialect,
     /// The editor has sent at least one request (so a failure has been, or will be, reported).
     editor_asked: bool,
+    /// The protocol version the editor's `initialize` asked for, when it named one.
+    editor_version: Option<u64>,
     /// The editor has had its `initialize` answered, so it may hear of failures.
     editor_initialized: bool,
     agent: Option<AgentCapabilities>,
@@ -335,6 +337,7 @@ impl<C: Components> Router<C> {
             shutdown_grace,
             parent_dialect: Dialect::Rfd,
             editor_asked: false,
+            editor_version: None,
             editor_initialized: false,
             agent: None,
             lost_sessions,

@@ -294,6 +294,52 @@ fn initialize_asking_for_a_newer_protocol_version_reaches_the_chain_as_written()
 }
 
 #[test]
+fn an_editor_that_asked_for_version_2_can_read_a_version_1_answer() {
+    // A version 2 client's schema requires `info`: the version 1 answer gets it (and
+    // `capabilities`) beside its own members, so that the client reads the version and decides.
+    for proxies in [0, 1] {
+        let mut chain = Spec::new(proxies).awaiting_initialize().start();
+        chain.editor.send(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"v2"}}}"#,
+        );
+        if proxies == 1 {
+            chain.proxy(1).recv_text();
+            chain.proxy(1).send(
+                r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"initialize","params":{"protocolVersion":2,"info":{"name":"v2"}}}}"#,
+            );
+        }
+        chain.agent().recv_text();
+        chain.agent().send(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"a","version":"1"}}}"#,
+        );
+        if proxies == 1 {
+            chain.proxy(1).recv_text();
+            chain.proxy(1).send(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"mcpCapabilities":{"acp":true}},"agentInfo":{"name":"a","version":"1"}}}"#,
+            );
+        }
+        assert_eq!(
+            chain.editor.recv_text(),
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"mcpCapabilities":{"acp":true}},"agentInfo":{"name":"a","version":"1"},"info":{"name":"a","version":"1"},"capabilities":{"mcpCapabilities":{"acp":true}}}}"#,
+            "{proxies} proxies"
+        );
+    }
+    // A version 1 editor gets the answer as the agent wrote it (but for MCP over ACP).
+    let mut chain = Spec::new(0).awaiting_initialize().start();
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#);
+    chain.agent().recv_text();
+    chain
+        .agent()
+        .send(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}"#);
+    assert_eq!(
+        chain.editor.recv_text(),
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"mcpCapabilities":{"acp":true}}}}"#
+    );
+}
+
+#[test]
 fn params_null_is_carried_as_no_params() {
     let mut chain = Spec::new(1).start();
     chain
