@@ -54,7 +54,7 @@ impl<C: Components> Router<C> {
             Ok(Envelope::Notification { method, params }) => {
                 self.shim_notification(link, method, params)
             }
-            Ok(Envelope::Response { id, outcome }) => self.shim_response(link, id, outcome),
+            Ok(Envelope::Response { id, outcome }) => self.shim_response(link, id, outcome, &frame),
             Err(invalid) => self.shim_invalid(link, invalid),
         }
     }
@@ -225,8 +225,9 @@ impl<C: Components> Router<C> {
         }
     }
 
-    /// The agent's MCP client answering a request its server sent.
-    fn shim_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>) {
+    /// The agent's MCP client answering a request its server sent: its bytes as it wrote them,
+    /// under the id the request has at the owner.
+    fn shim_response(&mut self, link: LinkId, id: &RawValue, outcome: Outcome<'_>, frame: &[u8]) {
         let Some((owner, origin_id)) = self.shims.client_answered(link, id) else {
             tracing::warn!(
                 shim = link.0,
@@ -241,8 +242,11 @@ impl<C: Components> Router<C> {
             return;
         }
         self.count_answer(owner, matches!(outcome, Outcome::Error(_)));
-        let mut out = Vec::new();
-        encode::response(&mut out, &origin_id, outcome);
+        let mut out = Vec::with_capacity(frame.len() + origin_id.len());
+        if !encode::response_in_place(&mut out, frame, id, &origin_id, None) {
+            out.clear();
+            encode::response(&mut out, &origin_id, outcome);
+        }
         self.trace_answered(owner, &origin_id);
         self.queue(owner, Bytes::from(out), link);
     }

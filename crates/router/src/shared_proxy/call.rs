@@ -87,9 +87,29 @@ pub(super) fn raw(text: String) -> Box<RawValue> {
     RawValue::from_string(text).expect("spliced from valid JSON")
 }
 
-pub(super) fn response(id: &str, outcome: Outcome<'_>) -> Bytes {
-    let mut out = Vec::new();
-    encode::response(&mut out, id, outcome);
+/// The response `frame` (whose id is `sent_id` and whose outcome `outcome`) under `id`, with
+/// its result replaced by `result` when given: the sender's bytes, member order included, with
+/// only those parts changed.
+pub(super) fn response(
+    frame: &[u8],
+    sent_id: &RawValue,
+    id: &str,
+    outcome: Outcome<'_>,
+    result: Option<&RawValue>,
+) -> Bytes {
+    let mut out = Vec::with_capacity(frame.len() + id.len() + result.map_or(0, |r| r.get().len()));
+    let replaced = match (outcome, result) {
+        (Outcome::Result(sent), Some(new)) => Some((sent, new)),
+        _ => None,
+    };
+    if !encode::response_in_place(&mut out, frame, sent_id, id, replaced) {
+        out.clear();
+        let outcome = match (outcome, result) {
+            (Outcome::Result(_), Some(new)) => Outcome::Result(new),
+            (outcome, _) => outcome,
+        };
+        encode::response(&mut out, id, outcome);
+    }
     out.into()
 }
 

@@ -237,8 +237,11 @@ impl Routes {
                         let value = json(&qualify(connection, &session));
                         let result = raw(set_path(result, &[SESSION_ID], &value));
                         out.push(Delivery::ToProxy(response(
+                            frame,
+                            id,
                             id.get(),
-                            Outcome::Result(&result),
+                            outcome,
+                            Some(&result),
                         )));
                     }
                     _ => out.push(Delivery::ToProxy(frame.clone())),
@@ -275,13 +278,13 @@ impl Routes {
                 }
                 let unqualified = member_str(result, SESSION_ID)
                     .and_then(|s| strip_own(connection, &s).map(str::to_owned));
-                let written = match (unqualified, result) {
+                let rewritten = match (unqualified, result) {
                     (Some(session), Some(result)) => {
-                        let result = raw(set_path(result, &[SESSION_ID], &json(&session)));
-                        response(&forwarded.id, Outcome::Result(&result))
+                        Some(raw(set_path(result, &[SESSION_ID], &json(&session))))
                     }
-                    _ => response(&forwarded.id, outcome),
+                    _ => None,
                 };
+                let written = response(&frame, id, &forwarded.id, outcome, rewritten.as_deref());
                 out.push(Delivery::ToConnection(connection, written));
                 if forwarded.setup {
                     self.setup_done(connection, out);

@@ -631,3 +631,66 @@ fn frames_that_need_no_rewrite_pass_byte_for_byte() {
     r.route_from_connection(1, raw.clone(), &mut out);
     assert_eq!(out, [Delivery::ToProxy(raw)]);
 }
+
+/// The raw bytes of the one frame delivered, and where.
+fn delivered_text(out: &[Delivery]) -> String {
+    match out {
+        [Delivery::ToProxy(f)] | [Delivery::ToConnection(_, f)] => {
+            String::from_utf8(f.to_vec()).unwrap()
+        }
+        other => panic!("expected one frame, got {other:?}"),
+    }
+}
+
+#[test]
+fn answers_keep_their_bytes_and_member_order_with_only_the_id_and_session_changed() {
+    let mut r = routes(1);
+    // The connection asks; the proxy answers with `result` before `id`, spaced as it likes.
+    from(
+        &mut r,
+        1,
+        request(json!("a"), "session/prompt", json!({"sessionId": "s"})),
+    );
+    let answer = r#"{"result":{ "stopReason":"end_turn" },"jsonrpc":"2.0","id":1}"#;
+    let mut out = Vec::new();
+    r.route_from_proxy(Bytes::from(answer), &mut out);
+    assert_eq!(
+        delivered_text(&out),
+        r#"{"result":{ "stopReason":"end_turn" },"jsonrpc":"2.0","id":"a"}"#
+    );
+
+    // A session in the answer is unqualified in place.
+    from(
+        &mut r,
+        1,
+        request(json!(7), "session/new", json!({"cwd": "/"})),
+    );
+    let answer = r#"{"result":{"sessionId":"1/s2","x":1} ,"id":2,"jsonrpc":"2.0"}"#;
+    let mut out = Vec::new();
+    r.route_from_proxy(Bytes::from(answer), &mut out);
+    assert_eq!(
+        delivered_text(&out),
+        r#"{"result":{"sessionId":"s2","x":1} ,"id":7,"jsonrpc":"2.0"}"#
+    );
+
+    // The connection's answer to the proxy's request gets its session qualified in place.
+    let mut out = Vec::new();
+    r.route_from_proxy(
+        frame(request(
+            json!(40),
+            "session/request_permission",
+            json!({"sessionId": "1/s"}),
+        )),
+        &mut out,
+    );
+    let mut out = Vec::new();
+    r.route_from_connection(
+        1,
+        Bytes::from(r#"{"result":{"sessionId":"s","outcome":{}} ,"id":40,"jsonrpc":"2.0"}"#),
+        &mut out,
+    );
+    assert_eq!(
+        delivered_text(&out),
+        r#"{"result":{"sessionId":"1/s","outcome":{}} ,"id":40,"jsonrpc":"2.0"}"#
+    );
+}
