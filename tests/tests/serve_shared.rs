@@ -208,13 +208,13 @@ fn a_shared_wasm_proxy_is_one_instance_for_every_connection() {
                     let session = client.new_session();
                     let prompt = client.prompt(&session, "hello");
                     assert_eq!(prompt.result()["stopReason"], "end_turn");
-                    // The agent saw the prompt with the proxy's rule in front of it.
+                    // The agent saw the prompt with the proxy's rule after it.
                     let texts = prompt.chunk_texts();
                     assert_eq!(texts.len(), 3, "{texts:?}");
                     assert!(
-                        texts
-                            .iter()
-                            .all(|t| t.contains("- Always add tests") && t.ends_with("hello")),
+                        texts.iter().all(|t| t.contains("for hello <context")
+                            && t.contains("- Always add tests")
+                            && t.ends_with("</context>")),
                         "{texts:?}"
                     );
                     client.remote.close();

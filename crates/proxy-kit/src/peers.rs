@@ -175,6 +175,23 @@ impl<P> Peers<P> {
         self.out.push(b'\n');
     }
 
+    /// The response `frame` (whose id is `sent_id`) passed on under `id`: its sender's bytes,
+    /// member order included, with only the id changed.
+    pub(crate) fn send_response_as_sent(
+        &mut self,
+        id: &str,
+        frame: &[u8],
+        sent_id: &RawValue,
+        outcome: Outcome<'_>,
+    ) {
+        let start = self.out.len();
+        if !encode::response_in_place(&mut self.out, frame, sent_id, id, None) {
+            self.out.truncate(start);
+            encode::response(&mut self.out, id, outcome);
+        }
+        self.out.push(b'\n');
+    }
+
     pub(crate) fn send_error(&mut self, id: &str, error: &RpcError) {
         encode::error_response(
             &mut self.out,

@@ -124,7 +124,7 @@ impl<P: Proxy> Router<P> {
         match acp_wire::parse(&line) {
             Ok(Envelope::Request { id, method, params }) => self.on_request(id, method, params),
             Ok(Envelope::Notification { method, params }) => self.on_notification(method, params),
-            Ok(Envelope::Response { id, outcome }) => self.on_response(id, outcome),
+            Ok(Envelope::Response { id, outcome }) => self.on_response(id, outcome, &line),
             Err(invalid) => self.on_invalid(invalid),
         }
     }
@@ -342,7 +342,9 @@ impl<P: Proxy> Router<P> {
         true
     }
 
-    fn on_response(&mut self, id: &RawValue, outcome: Outcome<'_>) {
+    /// A response from either side, `frame` as its sender wrote it: one the proxy forwards
+    /// unchanged goes back with its bytes, only the id changed.
+    fn on_response(&mut self, id: &RawValue, outcome: Outcome<'_>, frame: &[u8]) {
         let pending = self.peers.in_flight.complete_raw(id);
         let Some(pending) = pending else {
             crate::warn!(
@@ -365,7 +367,9 @@ impl<P: Proxy> Router<P> {
                     forwarded.from.noun()
                 );
                 match action {
-                    ResponseAction::Forward => self.peers.send_response(origin, outcome),
+                    ResponseAction::Forward => {
+                        self.peers.send_response_as_sent(origin, frame, id, outcome)
+                    }
                     ResponseAction::Replace(result) => {
                         self.peers.send_response(origin, Outcome::Result(&result));
                     }

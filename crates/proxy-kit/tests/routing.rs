@@ -471,3 +471,19 @@ fn input_split_anywhere_gives_the_same_transcript() {
         );
     }
 }
+
+#[test]
+fn a_forwarded_response_keeps_its_members_order_and_spacing_with_only_the_id_changed() {
+    // codex-acp writes `result` before `id`: the response goes back as written (issue 23, 7).
+    let out = lines(
+        Transparent,
+        &[
+            r#"{"jsonrpc":"2.0","id":0,"method":"proxy/initialize","params":{"protocolVersion":1}}"#,
+            r#"{"jsonrpc":"2.0","result":{ "protocolVersion":1 },"id":1}"#,
+        ],
+    );
+    assert_eq!(
+        out[1],
+        r#"{"jsonrpc":"2.0","result":{ "protocolVersion":1 },"id":0}"#
+    );
+}
