@@ -94,11 +94,19 @@ impl<C: Components> Router<C> {
         let Some(shim) = self.shims.by_link.get_mut(&link) else {
             return;
         };
+        let owner = shim.owner;
         match &mut shim.phase {
             Phase::Hello => return self.on_shim_hello(link, &frame),
             Phase::Connecting(queued) => {
                 queued.push(frame);
                 return self.trace_held();
+            }
+            // A connectionless provider being started again keeps no state the call needs:
+            // the call waits for it, as the editor's requests do, and goes on once it runs.
+            Phase::Connectionless => {
+                if self.hold_if_restarting(owner, link, &frame) {
+                    return;
+                }
             }
             _ => {}
         }
