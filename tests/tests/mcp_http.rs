@@ -50,7 +50,9 @@ fn assert_notes_work(editor: &mut Editor, session: &str) -> Vec<String> {
         "result n remember: Remembered note 1 for this session: the release is on Friday"
     );
     assert!(
-        lines.iter().any(|l| l.contains("1. the release is on Friday")),
+        lines
+            .iter()
+            .any(|l| l.contains("1. the release is on Friday")),
         "{lines:#?}"
     );
     let bad = lines.last().expect("forget 7 answered");
@@ -76,7 +78,10 @@ fn an_agent_offering_http_calls_the_notes_proxy_over_http() {
     assert_eq!(headers.len(), 1, "{server}");
     assert_eq!(headers[0]["name"], "Authorization");
     let secret = headers[0]["value"].as_str().expect("a value");
-    assert!(secret.starts_with("Bearer ") && secret.len() > 40, "{secret}");
+    assert!(
+        secret.starts_with("Bearer ") && secret.len() > 40,
+        "{secret}"
+    );
 
     let lines = assert_notes_work(&mut editor, &session);
     assert!(lines[0].starts_with("opened n notes "), "{lines:#?}");
@@ -146,7 +151,10 @@ fn two_sessions_servers_are_kept_apart() {
     let lines = run_script(
         &mut editor,
         &first,
-        &["open n notes", r#"call n remember {"note":"only in the first"}"#],
+        &[
+            "open n notes",
+            r#"call n remember {"note":"only in the first"}"#,
+        ],
     );
     assert!(lines[1].starts_with("result n remember:"), "{lines:#?}");
     let other = run_script(&mut editor, &second, &["open m notes", "call m recall"]);

@@ -41,7 +41,11 @@ impl AgentCapabilities {
             .and_then(Members::of)
             .and_then(|m| m.get("mcpCapabilities"))
             .and_then(Members::of);
-        let says = |key: &str| mcp.as_ref().and_then(|m| m.get(key)).is_some_and(|v| v.get() == "true");
+        let says = |key: &str| {
+            mcp.as_ref()
+                .and_then(|m| m.get(key))
+                .is_some_and(|v| v.get() == "true")
+        };
         AgentCapabilities {
             mcp_over_acp: says("acp"),
             mcp_http: says("http"),

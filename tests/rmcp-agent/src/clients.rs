@@ -267,7 +267,9 @@ pub async fn open_http(
     version: &str,
     wrong_secret: Option<&str>,
 ) -> Result<(Connection, String), String> {
-    let url = server["url"].as_str().ok_or("the server entry has no url")?;
+    let url = server["url"]
+        .as_str()
+        .ok_or("the server entry has no url")?;
     let mut headers = std::collections::HashMap::new();
     for header in server["headers"].as_array().into_iter().flatten() {
         let (Some(name), Some(value)) = (header["name"].as_str(), header["value"].as_str()) else {

@@ -26,7 +26,18 @@ pub enum Command {
     OpenWrongSecret { label: String, server: String },
     /// `call-cancel LABEL TOOL MS`: calls TOOL and cancels it (`notifications/cancelled`)
     /// after MS milliseconds; what became of it.
-    CallCancelled { label: String, tool: String, ms: u64 },
+    CallCancelled {
+        label: String,
+        tool: String,
+        ms: u64,
+    },
+    /// `bench LABEL TOOL N`: calls TOOL (no arguments) N times, one after the other; the
+    /// median and 90th percentile round trip.
+    Bench {
+        label: String,
+        tool: String,
+        n: usize,
+    },
     /// `pid LABEL`
     Pid { label: String },
     /// `close LABEL`
@@ -88,6 +99,17 @@ pub fn parse(line: &str) -> Result<Command, String> {
                 label: need(first, "a label")?,
                 tool: need(second, "a tool name")?,
                 ms,
+            })
+        }
+        "bench" => {
+            let n = rest
+                .trim()
+                .parse()
+                .map_err(|_| format!("`bench` needs a count, got `{}`", rest.trim()))?;
+            Ok(Command::Bench {
+                label: need(first, "a label")?,
+                tool: need(second, "a tool name")?,
+                n,
             })
         }
         "open-id" => {
@@ -191,6 +213,14 @@ mod tests {
         assert_eq!(parse("close a"), Ok(Command::Close { label: "a".into() }));
         assert_eq!(parse("events a"), Ok(Command::Events { label: "a".into() }));
         assert_eq!(parse("sleep 300"), Ok(Command::Sleep { ms: 300 }));
+        assert_eq!(
+            parse("bench t recall 100"),
+            Ok(Command::Bench {
+                label: "t".into(),
+                tool: "recall".into(),
+                n: 100
+            })
+        );
         assert_eq!(
             parse("open-wrong-secret w notes"),
             Ok(Command::OpenWrongSecret {

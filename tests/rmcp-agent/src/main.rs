@@ -206,7 +206,8 @@ impl Agent {
         // `list` and `call` first open a connection named after its server.
         if let Command::List { label }
         | Command::Call { label, .. }
-        | Command::CallCancelled { label, .. } = &command
+        | Command::CallCancelled { label, .. }
+        | Command::Bench { label, .. } = &command
             && !connections.contains_key(label)
         {
             match self.open(session, label, label).await {
@@ -237,6 +238,30 @@ impl Agent {
                     Err(e) => Err(e),
                 };
                 keep_opened(&mut connections, label, opened)
+            }
+            Command::Bench { label, tool, n } => {
+                let mut took = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let start = std::time::Instant::now();
+                    let called = connections[&label]
+                        .call(&self.acp, &tool, &json!({}), false)
+                        .await;
+                    if let Err(e) = called {
+                        return vec![format!("error {label} {tool}: {e}")];
+                    }
+                    took.push(start.elapsed());
+                }
+                took.sort();
+                let at =
+                    |q: usize| took.get((took.len() * q / 100).min(took.len().saturating_sub(1)));
+                match (at(50), at(90)) {
+                    (Some(p50), Some(p90)) => vec![format!(
+                        "bench {label} {tool}: n={n} p50={}us p90={}us",
+                        p50.as_micros(),
+                        p90.as_micros()
+                    )],
+                    _ => vec![format!("error {label} {tool}: no calls")],
+                }
             }
             Command::CallCancelled { label, tool, ms } => {
                 match connections[&label].call_cancelled(&tool, ms).await {

@@ -15,8 +15,8 @@ use super::observe::{ProgramLookup, Recorder, VariableUse};
 use super::resolve::{ProgramSearch, ResolveError, relative_to, resolve_dir, resolve_program};
 use super::size::{SizeError, parse_size, size_from_integer};
 use super::{
-    AgentSpec, BridgeForm, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy, Mode,
-    ProxyLaunch, ProxyProtocol, ProxySpec,
+    AgentSpec, BridgeForm, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy,
+    Mode, ProxyLaunch, ProxyProtocol, ProxySpec,
 };
 use crate::suggest::did_you_mean;
 use failure::Component;

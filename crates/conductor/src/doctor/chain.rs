@@ -4,8 +4,9 @@
 //! printed, only their names: they are where secrets live.
 
 use crate::config::{
-    AfterRestarts, AgentSpec, BridgeForm, CommandSpec, Config, DirMode, FailurePolicy, Mode, OnFailure,
-    ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, format_duration, format_size,
+    AfterRestarts, AgentSpec, BridgeForm, CommandSpec, Config, DirMode, FailurePolicy, Mode,
+    OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, format_duration,
+    format_size,
 };
 use acp_remote::protocol::{Transport, shown_url};
 
@@ -107,14 +108,20 @@ pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> Strin
                     ));
                     lines.extend(remote_lines(remote));
                     lines.push(format!("       {}", failure(&config.agent_failure)));
-                    lines.push(format!("       {}", mcp_bridge(config.conductor.mcp_bridge)));
+                    lines.push(format!(
+                        "       {}",
+                        mcp_bridge(config.conductor.mcp_bridge)
+                    ));
                     return lines.join("\n");
                 }
             };
             lines.push(format!("  {number}. agent `{}`: {origin}", spec.name));
             lines.extend(command_lines(spec));
             lines.push(format!("       {}", failure(&config.agent_failure)));
-            lines.push(format!("       {}", mcp_bridge(config.conductor.mcp_bridge)));
+            lines.push(format!(
+                "       {}",
+                mcp_bridge(config.conductor.mcp_bridge)
+            ));
         }
         None => lines.push(format!(
             "  {}. the parent conductor's successor",

@@ -22,8 +22,9 @@ use serde_json::Value;
 use crate::skipped::Skipped;
 use crate::topology::{ChainMode, Position, Topology};
 use crate::{
-    BridgeEndpoint, BridgeForm, ChainLink, Components, DialectChoice, EndOfRun, FailurePolicy, Finish, Input,
-    HttpBridgeSession, LaunchKind, Launched, LinkEvent, LinkId, Output, Restarted, Role, Router,
+    BridgeEndpoint, BridgeForm, ChainLink, Components, DialectChoice, EndOfRun, FailurePolicy,
+    Finish, HttpBridgeSession, Input, LaunchKind, Launched, LinkEvent, LinkId, Output, Restarted,
+    Role, Router,
 };
 
 /// How long a test lets the clock run for something that must happen before it fails.

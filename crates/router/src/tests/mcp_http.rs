@@ -41,7 +41,10 @@ fn an_agent_that_offers_http_gets_each_server_at_its_own_url_with_the_sessions_s
         r#"[{"type":"http","name":"notes","url":"http://127.0.0.1:4000/mcp/s1/0","headers":[{"name":"Authorization","value":"Bearer secret-1"}]},{"name":"fs","command":"/bin/fs","args":[],"env":[]},{"type":"http","name":"todo","url":"http://127.0.0.1:4000/mcp/s1/1","headers":[{"name":"Authorization","value":"Bearer secret-1"}]}]"#
     );
     let asked = chain.asked.lock().unwrap();
-    assert_eq!(asked.http_sessions, vec![vec!["n-1".to_string(), "t-1".to_string()]]);
+    assert_eq!(
+        asked.http_sessions,
+        vec![vec!["n-1".to_string(), "t-1".to_string()]]
+    );
     assert_eq!(asked.bridge_opened, 0);
 }
 
@@ -50,7 +53,10 @@ fn each_session_setup_is_served_apart() {
     let mut chain = chain_with(BridgeForm::Auto, r#"{"http":true}"#);
     servers_the_agent_gets(&mut chain);
     let second = servers_the_agent_gets(&mut chain);
-    assert!(second.contains("/mcp/s2/0") && second.contains("Bearer secret-2"), "{second}");
+    assert!(
+        second.contains("/mcp/s2/0") && second.contains("Bearer secret-2"),
+        "{second}"
+    );
     assert_eq!(chain.asked.lock().unwrap().http_sessions.len(), 2);
 }
 
@@ -58,7 +64,12 @@ fn each_session_setup_is_served_apart() {
 fn mcp_bridge_stdio_keeps_the_shim_for_an_agent_that_offers_http() {
     let mut chain = chain_with(BridgeForm::Stdio, r#"{"http":true}"#);
     let servers = servers_the_agent_gets(&mut chain);
-    assert!(servers.starts_with(r#"[{"name":"notes","command":"/opt/acp/acp-conductor","args":["mcp-bridge""#), "{servers}");
+    assert!(
+        servers.starts_with(
+            r#"[{"name":"notes","command":"/opt/acp/acp-conductor","args":["mcp-bridge""#
+        ),
+        "{servers}"
+    );
     let asked = chain.asked.lock().unwrap();
     assert!(asked.http_sessions.is_empty());
     assert_eq!(asked.bridge_opened, 1);
@@ -76,6 +87,9 @@ fn an_agent_without_http_gets_the_shim_unless_http_is_forced() {
 fn an_agent_that_speaks_mcp_over_acp_gets_the_declarations_even_when_it_offers_http() {
     let mut chain = chain_with(BridgeForm::Http, r#"{"acp":true,"http":true}"#);
     let servers = servers_the_agent_gets(&mut chain);
-    assert!(servers.starts_with(r#"[{"type":"acp","name":"notes","serverId":"n-1"}"#), "{servers}");
+    assert!(
+        servers.starts_with(r#"[{"type":"acp","name":"notes","serverId":"n-1"}"#),
+        "{servers}"
+    );
     assert!(chain.asked.lock().unwrap().http_sessions.is_empty());
 }

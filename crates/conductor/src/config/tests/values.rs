@@ -68,7 +68,9 @@ fn mcp_bridge_is_one_of_three_forms() {
         ("stdio", BridgeForm::Stdio),
     ] {
         let settings = machine
-            .valid(&format!("[conductor]\nmcp_bridge = \"{text}\"\n{DEMO_AGENT}"))
+            .valid(&format!(
+                "[conductor]\nmcp_bridge = \"{text}\"\n{DEMO_AGENT}"
+            ))
             .conductor;
         assert_eq!(settings.mcp_bridge, form, "{text}");
     }
@@ -78,7 +80,9 @@ fn mcp_bridge_is_one_of_three_forms() {
     );
     assert_eq!(
         machine.errors(&format!("[conductor]\nmcp_bridge = \"htp\"\n{DEMO_AGENT}")),
-        ["2:14: `mcp_bridge` must be \"auto\", \"http\" or \"stdio\", found \"htp\"; did you mean \"http\"?"]
+        [
+            "2:14: `mcp_bridge` must be \"auto\", \"http\" or \"stdio\", found \"htp\"; did you mean \"http\"?"
+        ]
     );
 }
 

@@ -20,7 +20,8 @@ use acp_link::{LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
 use acp_router::skipped::Skipped;
 use acp_router::topology::{ChainMode, Position, Topology};
 use acp_router::{
-    BridgeEndpoint, BridgeForm, DialectChoice, Finish, HttpBridgeSession, LaunchKind, Launched, Role,
+    BridgeEndpoint, BridgeForm, DialectChoice, Finish, HttpBridgeSession, LaunchKind, Launched,
+    Role,
 };
 use acp_trace::Trace;
 

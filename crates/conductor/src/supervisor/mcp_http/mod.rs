@@ -20,6 +20,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use futures_util::stream;
 use tokio::sync::mpsc;
 
@@ -71,7 +72,13 @@ impl McpHttpBridge {
         let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
-        let listener = tokio::net::TcpListener::from_std(listener)?;
+        // A response is written as headers and body: without TCP_NODELAY the body waits for
+        // the client's delayed acknowledgement of the headers.
+        let listener = tokio::net::TcpListener::from_std(listener)?.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "MCP HTTP bridge: cannot set TCP_NODELAY");
+            }
+        });
         let shared = Arc::new(Shared {
             links: links.held(),
             events,
@@ -186,7 +193,10 @@ async fn handle(
         if !setup.secret.accepts(presented) {
             drop(registry);
             tracing::warn!(%method, "MCP HTTP bridge: a request without the session's secret; refused");
-            let mut response = refuse(StatusCode::UNAUTHORIZED, "the session's secret is missing or wrong");
+            let mut response = refuse(
+                StatusCode::UNAUTHORIZED,
+                "the session's secret is missing or wrong",
+            );
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -200,7 +210,10 @@ async fn handle(
     // A browser page could only reach a loopback port by DNS rebinding; agents' MCP clients
     // send no Origin.
     if headers.contains_key(header::ORIGIN) {
-        return refuse(StatusCode::FORBIDDEN, "requests from browser pages are refused");
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "requests from browser pages are refused",
+        );
     }
     let session = match header_text(&headers, SESSION_HEADER) {
         None => None,
@@ -267,7 +280,9 @@ async fn post(
         (None, Posted::Request { method, .. }) if method == "initialize" => {
             match open_session(shared, token, index, server_id).await {
                 Some((id, session)) => (id, session, true),
-                None => return refuse(StatusCode::SERVICE_UNAVAILABLE, "the conductor is stopping"),
+                None => {
+                    return refuse(StatusCode::SERVICE_UNAVAILABLE, "the conductor is stopping");
+                }
             }
         }
         (None, _) => {
@@ -281,21 +296,30 @@ async fn post(
         Posted::Request { id, .. } => Some(id.as_str()),
         Posted::Other => None,
         Posted::Invalid => {
-            return refuse(StatusCode::BAD_REQUEST, "the body must be one JSON-RPC message");
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "the body must be one JSON-RPC message",
+            );
         }
     };
     let answer = match session.post(body, request_id) {
         Ok(None) => return StatusCode::ACCEPTED.into_response(),
         Ok(Some(answer)) => answer,
         Err(PostError::IdInFlight) => {
-            return refuse(StatusCode::BAD_REQUEST, "a request with this id is in flight");
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "a request with this id is in flight",
+            );
         }
         Err(PostError::Ended) => return refuse(StatusCode::NOT_FOUND, "the MCP session has ended"),
     };
     match answer.await.unwrap_or(Answer::Ended) {
         Answer::Message(message) => {
             let mut response = (
-                [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
                 message,
             )
                 .into_response();

@@ -247,13 +247,19 @@ mod tests {
             Posted::read(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
             Posted::Other
         );
-        assert_eq!(Posted::read(br#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#), Posted::Invalid);
+        assert_eq!(
+            Posted::read(br#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#),
+            Posted::Invalid
+        );
         assert_eq!(Posted::read(b"nope"), Posted::Invalid);
     }
 
     #[test]
     fn refusal_lines() {
-        assert_eq!(refusal(bridge_hello::welcome_line(None).trim_end().as_bytes()), None);
+        assert_eq!(
+            refusal(bridge_hello::welcome_line(None).trim_end().as_bytes()),
+            None
+        );
         assert_eq!(
             refusal(bridge_hello::welcome_line(Some("no such server")).as_bytes()).as_deref(),
             Some("no such server")
