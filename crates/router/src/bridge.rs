@@ -95,20 +95,19 @@ impl<C: Components> Router<C> {
             return;
         };
         let owner = shim.owner;
+        let connectionless = matches!(shim.phase, Phase::Connectionless);
         match &mut shim.phase {
             Phase::Hello => return self.on_shim_hello(link, &frame),
             Phase::Connecting(queued) => {
                 queued.push(frame);
                 return self.trace_held();
             }
-            // A connectionless provider being started again keeps no state the call needs:
-            // the call waits for it, as the editor's requests do, and goes on once it runs.
-            Phase::Connectionless => {
-                if self.hold_if_restarting(owner, link, &frame) {
-                    return;
-                }
-            }
             _ => {}
+        }
+        // A connectionless provider being started again keeps no state the call needs: the
+        // call waits for it, as the editor's requests do, and goes on once it runs.
+        if connectionless && self.hold_if_restarting(owner, link, &frame) {
+            return;
         }
         match acp_wire::parse(&frame) {
             Ok(Envelope::Request { id, method, params }) => {

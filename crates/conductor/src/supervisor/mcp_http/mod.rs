@@ -170,7 +170,7 @@ fn refuse(status: StatusCode, why: &str) -> Response {
     (status, format!("{why}\n")).into_response()
 }
 
-fn header_text<'h>(headers: &'h HeaderMap, name: impl header::AsHeaderName) -> Option<&'h str> {
+fn header_text(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|value| value.to_str().ok())
 }
 
