@@ -132,8 +132,24 @@ fn a_healthy_chain_of_fixtures_exits_zero_and_shows_the_effective_chain() {
     ));
     report
         .assert_says("on failure: fail (the chain stops); startup timeout 5s; no request timeout");
+    report.assert_says(
+        "MCP servers offered over ACP: as HTTP servers on a loopback port if its initialize \
+         answer offers mcpCapabilities.http, else as stdio shims (mcp_bridge = \"auto\")",
+    );
     report.assert_says("on PATH=/usr/bin:/bin:/usr/sbin:/sbin");
     report.assert_says("No problems found.");
+}
+
+#[test]
+fn doctor_says_which_form_mcp_servers_take() {
+    let binaries = binaries!();
+    let mut chain = TestChain::with_test_proxies(&binaries, "doctor-mcp-bridge", 1);
+    chain.conductor_setting("mcp_bridge", "\"stdio\"");
+    let report = doctor(&chain.write_config(), SYSTEM_PATH, &[]);
+    report.assert_exit(0);
+    report.assert_says(
+        "MCP servers offered over ACP: as stdio shims, a process per server (mcp_bridge = \"stdio\")",
+    );
 }
 
 #[test]

@@ -29,6 +29,15 @@ pub trait Components {
     /// Where MCP bridge shims for the agent dial in, opening the socket on first use.
     fn bridge(&mut self) -> std::io::Result<BridgeEndpoint>;
 
+    /// Which bridge an agent that cannot speak MCP over ACP gets (`[conductor] mcp_bridge`).
+    fn bridge_form(&self) -> BridgeForm;
+
+    /// Serves the servers of one session setup (their ids, in order) to the agent over
+    /// Streamable HTTP, opening the listener on first use: a URL per server and the headers
+    /// that carry the session's secret. What the agent then POSTs there arrives as a shim
+    /// link whose first line names the server.
+    fn http_bridge(&mut self, server_ids: &[String]) -> std::io::Result<HttpBridgeSession>;
+
     /// How the current instance at `position` was launched, for the log; `None` when
     /// nothing runs there (or, in tests, nothing was launched).
     fn launched(&self, _position: Position) -> Option<Launched> {
@@ -63,6 +72,28 @@ pub struct Restarted {
     pub link: LinkId,
     /// The params its previous instance was initialized with, to initialize it the same way.
     pub initialize_params: Option<Bytes>,
+}
+
+/// How proxy-provided MCP servers reach an agent that does not speak MCP over ACP.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BridgeForm {
+    /// Streamable HTTP when the agent's `initialize` answer says `mcpCapabilities.http`,
+    /// else a stdio shim.
+    #[default]
+    Auto,
+    /// Streamable HTTP on the conductor's loopback listener, whatever the agent says.
+    Http,
+    /// A stdio shim per server (`acp-conductor mcp-bridge`).
+    Stdio,
+}
+
+/// One session setup's servers as the HTTP bridge serves them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpBridgeSession {
+    /// One URL per server id asked for, in that order.
+    pub urls: Vec<String>,
+    /// `(name, value)` pairs the agent sends with every request: the session's secret.
+    pub headers: Vec<(String, String)>,
 }
 
 /// How an agent reaches a bridged MCP server: it runs `program mcp-bridge --socket SOCKET

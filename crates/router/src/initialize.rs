@@ -76,18 +76,26 @@ pub fn readable_by_newer_editor(result: &RawValue, asked: u64) -> Option<String>
 pub struct AgentCapabilities {
     /// The agent speaks MCP-over-ACP itself (`agentCapabilities.mcpCapabilities.acp`).
     pub mcp_over_acp: bool,
+    /// The agent takes MCP servers over HTTP (`agentCapabilities.mcpCapabilities.http`).
+    pub mcp_http: bool,
 }
 
 impl AgentCapabilities {
     pub fn read(result: &RawValue) -> AgentCapabilities {
-        let acp = Members::of(result)
+        let mcp = Members::of(result)
             .and_then(|m| m.get("agentCapabilities"))
             .and_then(Members::of)
             .and_then(|m| m.get("mcpCapabilities"))
-            .and_then(Members::of)
-            .and_then(|m| m.get("acp"))
-            .is_some_and(|v| v.get() == "true");
-        AgentCapabilities { mcp_over_acp: acp }
+            .and_then(Members::of);
+        let says = |key: &str| {
+            mcp.as_ref()
+                .and_then(|m| m.get(key))
+                .is_some_and(|v| v.get() == "true")
+        };
+        AgentCapabilities {
+            mcp_over_acp: says("acp"),
+            mcp_http: says("http"),
+        }
     }
 }
 
@@ -181,6 +189,8 @@ mod tests {
         assert!(AgentCapabilities::read(&yes).mcp_over_acp);
         assert!(!AgentCapabilities::read(&no).mcp_over_acp);
         assert!(!AgentCapabilities::read(&raw("null")).mcp_over_acp);
+        assert!(AgentCapabilities::read(&no).mcp_http);
+        assert!(!AgentCapabilities::read(&yes).mcp_http);
     }
 
     #[test]

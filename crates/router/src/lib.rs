@@ -58,7 +58,9 @@ use acp_wire::successor::Dialect;
 use bytes::Bytes;
 
 use bridge::Shims;
-pub use components::{BridgeEndpoint, Components, LaunchKind, Launched, Restarted};
+pub use components::{
+    BridgeEndpoint, BridgeForm, Components, HttpBridgeSession, LaunchKind, Launched, Restarted,
+};
 pub use initialize::AgentCapabilities;
 pub use input::{ExitStatus, Input};
 pub use link::{LinkEvent, LinkId};

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use acp_wire::RawValue;
 
 use super::topology::{Hop, Origin, Position, Toward};
-use super::{Components, Role, Router};
+use super::{BridgeForm, Components, Role, Router};
 use crate::link::LinkId;
 use crate::mcp::declaration::{self, AcpDeclaration, IdField};
 use crate::mcp::params::McpFields;
@@ -231,6 +231,9 @@ impl<C: Components> Router<C> {
         {
             return None;
         }
+        if self.bridges_over_http() {
+            return self.bridge_over_http(hop, params?, &declared);
+        }
         let endpoint = match self.components.bridge() {
             Ok(endpoint) => endpoint,
             Err(e) => {
@@ -242,11 +245,7 @@ impl<C: Components> Router<C> {
         let socket = endpoint.socket.to_string_lossy().into_owned();
         let agent = self.links[self.at(hop.position)].name.clone();
         let rewritten = declaration::rewrite(params?, |d| {
-            let owner = self
-                .mcp
-                .servers
-                .get(&d.id)
-                .map_or("?", |s| self.links[self.at(s.owner)].name.as_str());
+            let owner = self.provider_name(&d.id);
             tracing::info!(server = %d.name, id = %d.id, provider = owner, %agent, "bridging MCP server to the agent as a stdio server");
             let args = [
                 "mcp-bridge".to_string(),
@@ -258,6 +257,55 @@ impl<C: Components> Router<C> {
             declaration::stdio_server(&d.name, &exe, &args)
         })?;
         RawValue::from_string(rewritten).ok()
+    }
+
+    /// Whether the agent gets bridged servers over Streamable HTTP rather than as stdio
+    /// shims: as `[conductor] mcp_bridge` says, and under `auto` when the agent's
+    /// `initialize` answer offers `mcpCapabilities.http`.
+    fn bridges_over_http(&self) -> bool {
+        match self.components.bridge_form() {
+            BridgeForm::Http => true,
+            BridgeForm::Stdio => false,
+            BridgeForm::Auto => self.agent.is_some_and(|a| a.mcp_http),
+        }
+    }
+
+    /// The session setup with each acp declaration replaced by an `http` server on the
+    /// conductor's listener: a URL of its own per server, the session's secret in `headers`.
+    fn bridge_over_http(
+        &mut self,
+        hop: Hop,
+        params: &RawValue,
+        declared: &[AcpDeclaration],
+    ) -> Option<Box<RawValue>> {
+        let ids: Vec<String> = declared.iter().map(|d| d.id.clone()).collect();
+        let session = match self.components.http_bridge(&ids) {
+            Ok(session) => session,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot open the MCP HTTP bridge; the agent gets the acp declarations unchanged");
+                return None;
+            }
+        };
+        let agent = self.links[self.at(hop.position)].name.clone();
+        let mut urls = ids.iter().zip(&session.urls);
+        let rewritten = declaration::rewrite(params, |d| {
+            let url = urls
+                .next()
+                .filter(|(id, _)| **id == d.id)
+                .map_or("", |(_, url)| url.as_str());
+            let owner = self.provider_name(&d.id);
+            tracing::info!(server = %d.name, id = %d.id, provider = owner, %agent, "bridging MCP server to the agent as an HTTP server");
+            declaration::http_server(&d.name, url, &session.headers)
+        })?;
+        RawValue::from_string(rewritten).ok()
+    }
+
+    /// The name of the component that serves server `id`, for the log.
+    fn provider_name(&self, id: &str) -> &str {
+        self.mcp
+            .servers
+            .get(id)
+            .map_or("?", |s| self.links[self.at(s.owner)].name.as_str())
     }
 
     /// Why a session setup passing from `from` must be refused: an MCP server name declared

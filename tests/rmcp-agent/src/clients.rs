@@ -1,5 +1,6 @@
 //! The agent's MCP client connections: stdio servers spawned and spoken to by rmcp (the
-//! official Rust MCP SDK), or servers reached over ACP (`over_acp.rs`). Knows no prompt syntax.
+//! official Rust MCP SDK), `http` servers reached with rmcp's Streamable HTTP client, or
+//! servers reached over ACP (`over_acp.rs`). Knows no prompt syntax.
 
 // Sampling is deprecated by a later MCP revision (SEP-2577); agents still answer it.
 #![allow(deprecated)]
@@ -12,10 +13,14 @@ use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper};
 use rmcp::model::{
-    CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ErrorData,
+    CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest,
+    CreateMessageRequestParams, CreateMessageResult, ErrorData,
 };
-use rmcp::service::{RequestContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::{TokioChildProcess, Transport};
+use rmcp::service::{
+    PeerRequestOptions, RequestContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage,
+};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess, Transport};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 
@@ -246,7 +251,57 @@ pub enum Connection {
         exit: ExitCell,
         events: Events,
     },
+    /// An `http` server, through rmcp's Streamable HTTP client.
+    Http {
+        service: Box<RunningService<RoleClient, Handler>>,
+        events: Events,
+    },
     OverAcp(AcpConnection),
+}
+
+/// Connects rmcp's Streamable HTTP client to an `http` entry of `mcpServers` (`url`, with
+/// its `headers` on every request) and initializes it. `wrong_secret` replaces the value of
+/// every header that carries one. Returns the connection and `<serverInfo.name> <version>`.
+pub async fn open_http(
+    server: &Value,
+    version: &str,
+    wrong_secret: Option<&str>,
+) -> Result<(Connection, String), String> {
+    let url = server["url"]
+        .as_str()
+        .ok_or("the server entry has no url")?;
+    let mut headers = std::collections::HashMap::new();
+    for header in server["headers"].as_array().into_iter().flatten() {
+        let (Some(name), Some(value)) = (header["name"].as_str(), header["value"].as_str()) else {
+            return Err(format!("a header without name or value: {header}"));
+        };
+        let value = match wrong_secret {
+            Some(wrong) if name.eq_ignore_ascii_case("authorization") => format!("Bearer {wrong}"),
+            _ => value.to_string(),
+        };
+        headers.insert(
+            http::HeaderName::try_from(name).map_err(|e| format!("header {name}: {e}"))?,
+            http::HeaderValue::try_from(value).map_err(|e| format!("header {name}: {e}"))?,
+        );
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let config: ClientConfig = serde_json::from_value(client_info(version))
+        .map_err(|e| format!("bad client info for version {version}: {e}"))?;
+    let service = Handler { config }
+        .serve(transport)
+        .await
+        .map_err(|e| format!("MCP initialize failed: {e}"))?;
+    let info = service
+        .peer_info()
+        .map(|info| serde_json::to_value(&*info).unwrap_or(Value::Null))
+        .unwrap_or(Value::Null);
+    let opened = describe_server(&info);
+    let connection = Connection::Http {
+        service: Box::new(service),
+        events: Events::default(),
+    };
+    Ok((connection, format!("{opened} http")))
 }
 
 /// Starts the stdio server of an `mcpServers` entry (`command`, `args`, `env`) with rmcp's
@@ -306,7 +361,7 @@ pub async fn open_stdio(
 impl Connection {
     pub fn events(&self) -> &Events {
         match self {
-            Connection::Stdio { events, .. } => events,
+            Connection::Stdio { events, .. } | Connection::Http { events, .. } => events,
             Connection::OverAcp(connection) => &connection.events,
         }
     }
@@ -314,7 +369,7 @@ impl Connection {
     /// The tool names, in the server's order.
     pub async fn list(&self, acp: &Channel) -> Result<Vec<String>, String> {
         match self {
-            Connection::Stdio { service, .. } => {
+            Connection::Stdio { service, .. } | Connection::Http { service, .. } => {
                 let tools = service.list_all_tools().await.map_err(describe_service)?;
                 Ok(tools.iter().map(|t| t.name.to_string()).collect())
             }
@@ -333,7 +388,7 @@ impl Connection {
         progress: bool,
     ) -> Result<String, String> {
         match self {
-            Connection::Stdio { service, .. } => {
+            Connection::Stdio { service, .. } | Connection::Http { service, .. } => {
                 let mut params = CallToolRequestParams::new(tool.to_string());
                 params.arguments = arguments.as_object().cloned();
                 let result = service.call_tool(params).await.map_err(describe_service)?;
@@ -353,7 +408,7 @@ impl Connection {
     pub fn pid(&self) -> Result<u32, String> {
         match self {
             Connection::Stdio { pid, .. } => pid.ok_or_else(|| "no pid".to_string()),
-            Connection::OverAcp(_) => Err("not a process".to_string()),
+            Connection::Http { .. } | Connection::OverAcp(_) => Err("not a process".to_string()),
         }
     }
 
@@ -372,8 +427,40 @@ impl Connection {
                     .map(|s| s.to_string())
                     .ok_or_else(|| "the server's exit status is unknown".to_string())
             }
+            Connection::Http { service, .. } => {
+                match tokio::time::timeout(Duration::from_secs(10), service.cancel()).await {
+                    Ok(Ok(_)) => Ok("http".to_string()),
+                    Ok(Err(e)) => Err(format!("the MCP client task failed: {e}")),
+                    Err(_) => Err("the MCP client did not stop within 10 s".to_string()),
+                }
+            }
             Connection::OverAcp(connection) => connection.close(acp, routes).await,
         }
+    }
+
+    /// Calls `tool` and, after `ms` milliseconds, cancels it with rmcp's
+    /// `notifications/cancelled`; says whether an answer had come first.
+    pub async fn call_cancelled(&self, tool: &str, ms: u64) -> Result<String, String> {
+        let (Connection::Stdio { service, .. } | Connection::Http { service, .. }) = self else {
+            return Err("call-cancel needs an rmcp connection".to_string());
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(tool.to_string()),
+        ));
+        let mut handle = service
+            .peer()
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(describe_service)?;
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        if let Ok(answer) = handle.rx.try_recv() {
+            return Ok(format!("answered before the cancel: {answer:?}"));
+        }
+        handle
+            .cancel(Some("cancelled by test-rmcp-agent".to_string()))
+            .await
+            .map_err(describe_service)?;
+        Ok("notifications/cancelled sent".to_string())
     }
 }
 

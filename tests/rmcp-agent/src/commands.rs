@@ -21,6 +21,23 @@ pub enum Command {
         arguments: Value,
         progress: bool,
     },
+    /// `open-wrong-secret LABEL SERVER`: an `http` server with the secret in its headers
+    /// replaced (`--http` only).
+    OpenWrongSecret { label: String, server: String },
+    /// `call-cancel LABEL TOOL MS`: calls TOOL and cancels it (`notifications/cancelled`)
+    /// after MS milliseconds; what became of it.
+    CallCancelled {
+        label: String,
+        tool: String,
+        ms: u64,
+    },
+    /// `bench LABEL TOOL N`: calls TOOL (no arguments) N times, one after the other; the
+    /// median and 90th percentile round trip.
+    Bench {
+        label: String,
+        tool: String,
+        n: usize,
+    },
     /// `pid LABEL`
     Pid { label: String },
     /// `close LABEL`
@@ -64,6 +81,35 @@ pub fn parse(line: &str) -> Result<Command, String> {
             Ok(Command::Open {
                 label: need(first, "a label")?,
                 server: need(second, "a server name")?,
+            })
+        }
+        "open-wrong-secret" => {
+            only(2)?;
+            Ok(Command::OpenWrongSecret {
+                label: need(first, "a label")?,
+                server: need(second, "a server name")?,
+            })
+        }
+        "call-cancel" => {
+            let ms = rest
+                .trim()
+                .parse()
+                .map_err(|_| format!("`call-cancel` needs milliseconds, got `{}`", rest.trim()))?;
+            Ok(Command::CallCancelled {
+                label: need(first, "a label")?,
+                tool: need(second, "a tool name")?,
+                ms,
+            })
+        }
+        "bench" => {
+            let n = rest
+                .trim()
+                .parse()
+                .map_err(|_| format!("`bench` needs a count, got `{}`", rest.trim()))?;
+            Ok(Command::Bench {
+                label: need(first, "a label")?,
+                tool: need(second, "a tool name")?,
+                n,
             })
         }
         "open-id" => {
@@ -167,6 +213,29 @@ mod tests {
         assert_eq!(parse("close a"), Ok(Command::Close { label: "a".into() }));
         assert_eq!(parse("events a"), Ok(Command::Events { label: "a".into() }));
         assert_eq!(parse("sleep 300"), Ok(Command::Sleep { ms: 300 }));
+        assert_eq!(
+            parse("bench t recall 100"),
+            Ok(Command::Bench {
+                label: "t".into(),
+                tool: "recall".into(),
+                n: 100
+            })
+        );
+        assert_eq!(
+            parse("open-wrong-secret w notes"),
+            Ok(Command::OpenWrongSecret {
+                label: "w".into(),
+                server: "notes".into()
+            })
+        );
+        assert_eq!(
+            parse("call-cancel t hang 200"),
+            Ok(Command::CallCancelled {
+                label: "t".into(),
+                tool: "hang".into(),
+                ms: 200
+            })
+        );
     }
 
     #[test]

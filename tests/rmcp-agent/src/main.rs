@@ -20,6 +20,9 @@ use crate::over_acp::Routes;
 struct Agent {
     acp: Channel,
     speaks_acp: bool,
+    /// Advertises `mcpCapabilities.http` and reaches `http` servers with rmcp's Streamable
+    /// HTTP client.
+    speaks_http: bool,
     mcp_version: String,
     /// Session id → its `mcpServers`.
     sessions: Mutex<HashMap<String, Vec<Value>>>,
@@ -35,16 +38,19 @@ struct Agent {
 /// `end_turn`.
 ///
 /// Options: `--acp` (advertise `mcpCapabilities.acp` and speak `mcp/connect` itself for
-/// `{"type":"acp"}` servers), `--mcp-version V` (the MCP revision its clients ask for,
+/// `{"type":"acp"}` servers), `--http` (advertise `mcpCapabilities.http` and reach `http`
+/// servers with rmcp's Streamable HTTP client), `--mcp-version V` (the MCP revision its clients ask for,
 /// default 2025-06-18), `--record PATH` (one JSON line per session setup and per line said).
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut speaks_acp = false;
+    let mut speaks_http = false;
     let mut mcp_version = "2025-06-18".to_string();
     let mut record = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--acp" => speaks_acp = true,
+            "--http" => speaks_http = true,
             "--mcp-version" => mcp_version = args.next().expect("--mcp-version takes a value"),
             "--record" => {
                 let path = args.next().expect("--record takes a path");
@@ -63,6 +69,9 @@ fn main() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
+    // reqwest is built with rustls in this workspace; loopback HTTP needs no TLS, but a
+    // client cannot be built without a provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     runtime.block_on(async move {
         let (acp, mut lines) = Channel::new(record);
         let writer = tokio::spawn(async move {
@@ -78,6 +87,7 @@ fn main() {
         let agent = Arc::new(Agent {
             acp,
             speaks_acp,
+            speaks_http,
             mcp_version,
             sessions: Mutex::default(),
             connections: tokio::sync::Mutex::default(),
@@ -118,7 +128,7 @@ impl Agent {
                     "protocolVersion": 1,
                     "agentCapabilities": {
                         "loadSession": false,
-                        "mcpCapabilities": { "acp": self.speaks_acp, "http": false, "sse": false }
+                        "mcpCapabilities": { "acp": self.speaks_acp, "http": self.speaks_http, "sse": false }
                     },
                     "agentInfo": { "name": "test-rmcp-agent", "version": "0.1.0" },
                     "authMethods": []
@@ -194,7 +204,10 @@ impl Agent {
     async fn run(&self, session: &str, command: Command) -> Vec<String> {
         let mut connections = self.connections.lock().await;
         // `list` and `call` first open a connection named after its server.
-        if let Command::List { label } | Command::Call { label, .. } = &command
+        if let Command::List { label }
+        | Command::Call { label, .. }
+        | Command::CallCancelled { label, .. }
+        | Command::Bench { label, .. } = &command
             && !connections.contains_key(label)
         {
             match self.open(session, label, label).await {
@@ -205,7 +218,9 @@ impl Agent {
             }
         }
         match command {
-            Command::Open { label, .. } | Command::OpenId { label, .. }
+            Command::Open { label, .. }
+            | Command::OpenId { label, .. }
+            | Command::OpenWrongSecret { label, .. }
                 if connections.contains_key(&label) =>
             {
                 vec![format!("error open {label}: already open")]
@@ -213,6 +228,46 @@ impl Agent {
             Command::Open { label, server } => {
                 let opened = self.open(session, &label, &server).await;
                 keep_opened(&mut connections, label, opened)
+            }
+            Command::OpenWrongSecret { label, server } => {
+                let opened = match self.server_entry(session, &server) {
+                    Ok(entry) if entry["type"] == "http" => {
+                        clients::open_http(&entry, &self.mcp_version, Some("wrong-secret")).await
+                    }
+                    Ok(_) => Err(format!("`{server}` is not an http server")),
+                    Err(e) => Err(e),
+                };
+                keep_opened(&mut connections, label, opened)
+            }
+            Command::Bench { label, tool, n } => {
+                let mut took = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let start = std::time::Instant::now();
+                    let called = connections[&label]
+                        .call(&self.acp, &tool, &json!({}), false)
+                        .await;
+                    if let Err(e) = called {
+                        return vec![format!("error {label} {tool}: {e}")];
+                    }
+                    took.push(start.elapsed());
+                }
+                took.sort();
+                let at =
+                    |q: usize| took.get((took.len() * q / 100).min(took.len().saturating_sub(1)));
+                match (at(50), at(90)) {
+                    (Some(p50), Some(p90)) => vec![format!(
+                        "bench {label} {tool}: n={n} p50={}us p90={}us",
+                        p50.as_micros(),
+                        p90.as_micros()
+                    )],
+                    _ => vec![format!("error {label} {tool}: no calls")],
+                }
+            }
+            Command::CallCancelled { label, tool, ms } => {
+                match connections[&label].call_cancelled(&tool, ms).await {
+                    Ok(how) => vec![format!("cancelled {label} {tool}: {how}")],
+                    Err(e) => vec![format!("error {label} {tool}: {e}")],
+                }
             }
             Command::OpenId { label, id } => {
                 if !self.speaks_acp {
@@ -269,13 +324,10 @@ impl Agent {
         label: &str,
         server: &str,
     ) -> Result<(Connection, String), String> {
-        let entry = self
-            .sessions
-            .lock()
-            .expect("sessions lock")
-            .get(session)
-            .and_then(|servers| servers.iter().find(|s| s["name"] == server).cloned())
-            .ok_or_else(|| format!("session {session} has no MCP server named `{server}`"))?;
+        let entry = self.server_entry(session, server)?;
+        if entry["type"] == "http" && self.speaks_http {
+            return clients::open_http(&entry, &self.mcp_version, None).await;
+        }
         if let Some(kind @ ("http" | "sse")) = entry["type"].as_str() {
             return Err(format!(
                 "`{server}` is an {kind} server, which this agent cannot reach"
@@ -293,6 +345,16 @@ impl Agent {
             return self.open_acp(label, connect).await;
         }
         clients::open_stdio(label, &entry, &self.mcp_version).await
+    }
+
+    /// The entry of the session's `mcpServers` named `server`.
+    fn server_entry(&self, session: &str, server: &str) -> Result<Value, String> {
+        self.sessions
+            .lock()
+            .expect("sessions lock")
+            .get(session)
+            .and_then(|servers| servers.iter().find(|s| s["name"] == server).cloned())
+            .ok_or_else(|| format!("session {session} has no MCP server named `{server}`"))
     }
 
     async fn open_acp(&self, label: &str, connect: Value) -> Result<(Connection, String), String> {

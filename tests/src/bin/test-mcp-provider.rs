@@ -17,7 +17,8 @@
 //!   capabilities on every request).
 //!
 //! Tools: `echo`, `add`, `whoami`, `fail`, `ask` (a sampling request back over the
-//! connection), `progress` (notifications before the answer), `die` (exits with status 3).
+//! connection), `progress` (notifications before the answer), `hang` (not listed: answered only
+//! when the conductor cancels it, with -32800), `die` (exits with status 3).
 //! Options: `--variant rfd|server-id|connectionless`, `--name NAME` (default `tools`), `--id ID`
 //! (default `NAME-1`), `--record PATH` (one JSON object per MCP event), `--record-received PATH`
 //! and `--record-sent PATH` (every line received and written, raw), `--pid-file PATH`.
@@ -106,6 +107,8 @@ struct Provider {
     pending: HashMap<u64, Pending>,
     open_connections: HashSet<String>,
     connects: u64,
+    /// The ACP requests carrying `hang` calls, answered when cancelled.
+    hanging: Vec<Box<RawValue>>,
 }
 
 fn main() {
@@ -132,6 +135,7 @@ fn main() {
         pending: HashMap::new(),
         open_connections: HashSet::new(),
         connects: 0,
+        hanging: Vec::new(),
     };
     for line in fixture_io::stdin_lines() {
         received.record(&line);
@@ -321,7 +325,7 @@ impl Provider {
     /// answer ends here; a relayed request is cancelled where it went, plain, under this
     /// provider's id. A cancel naming nothing known passes unchanged the way it travelled.
     fn cancel(&mut self, mut params: Value, from: Side) {
-        if self.cancel_sampling(&params) {
+        if self.cancel_sampling(&params) || self.cancel_hanging(&params) {
             return;
         }
         let target = params.get("requestId").cloned();
@@ -522,7 +526,8 @@ impl Provider {
             let caller = Caller::Connectionless { request_id };
             match self.inner_request(&caller, id, method, inner_params) {
                 Answer::Now(answer) => answer,
-                Answer::Later => unreachable!("no connectionless call waits on the successor"),
+                // A `hang` call, answered when it is cancelled.
+                Answer::Later => return,
             }
         };
         let result = match answer {
@@ -530,6 +535,22 @@ impl Provider {
             Err(error) => json!({ "error": error.to_value() }),
         };
         fixture_io::send_line(jsonrpc::result_line(id.get(), &result));
+    }
+
+    /// A cancel naming a `hang` call: the call is answered with -32800 and recorded.
+    fn cancel_hanging(&mut self, params: &Value) -> bool {
+        let target = params.get("requestId");
+        let Some(at) = self
+            .hanging
+            .iter()
+            .position(|id| Some(&jsonrpc::to_value(id)) == target)
+        else {
+            return false;
+        };
+        let id = self.hanging.remove(at);
+        self.record(&json!({ "event": "cancelled", "tool": "hang" }));
+        fixture_io::send_line(jsonrpc::error_line(id.get(), -32800, "hang: cancelled"));
+        true
     }
 
     /// One inner MCP request; `id` is the ACP request that carried it.
@@ -608,6 +629,10 @@ impl Provider {
                     self.notify(caller, "notifications/progress", progress);
                 }
                 Ok(text_content("done"))
+            }
+            "hang" => {
+                self.hanging.push(id.to_owned());
+                return Answer::Later;
             }
             "die" => std::process::exit(3),
             other => Err(McpError::new(-32602, format!("unknown tool: {other:?}"))),

@@ -213,3 +213,54 @@ fn an_official_sdk_provider_bridged_behind_a_wiretap() {
     ]);
     report.assert_never(&["mcp/connect"]);
 }
+
+/// Bridged over HTTP (`mcp_bridge = "http"`): the session setups the agent receives declare
+/// the providers' servers as `http` servers, which the schema crate reads as `McpServerHttp`.
+#[test]
+fn bridged_over_http_the_agent_gets_http_servers() {
+    let mut chain = providers("conformance-mcp-http", &[]);
+    chain.chain.conductor_setting("mcp_bridge", "\"http\"");
+    let mut editor = chain.launch();
+    editor.request_answering("initialize", initialize_params(), answer);
+    let new = editor.request_answering(
+        "session/new",
+        json!({ "cwd": "/work/project", "mcpServers": [editor_server_declaration()] }),
+        answer,
+    );
+    let session = new.result()["sessionId"].clone();
+    let fork = json!({ "sessionId": session, "cwd": "/work/project", "mcpServers": [] });
+    editor
+        .request_answering("session/fork", fork, answer)
+        .result();
+    let (links, status) = chain.finish(&mut editor);
+    assert!(status.success(), "{status}: {}", editor.stderr());
+    let agent = links
+        .iter()
+        .find(|link| link.kind == LinkKind::Agent)
+        .expect("the agent's link");
+    let setup: serde_json::Value = agent
+        .written
+        .iter()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON"))
+        .find(|message| message["method"] == "session/new")
+        .expect("the agent got session/new");
+    let servers = setup["params"]["mcpServers"].as_array().expect("servers");
+    assert_eq!(servers.len(), SERVERS.len(), "{setup}");
+    for server in servers {
+        assert_eq!(server["type"], "http", "{server}");
+        assert!(
+            server["url"]
+                .as_str()
+                .unwrap()
+                .starts_with("http://127.0.0.1:"),
+            "{server}"
+        );
+        assert_eq!(server["headers"][0]["name"], "Authorization", "{server}");
+    }
+    let report = Report::of(&links);
+    report.assert_conformant("MCP bridged over HTTP");
+    report.assert_covers(&[
+        (LinkKind::Agent, "request session/new"),
+        (LinkKind::Agent, "request session/fork"),
+    ]);
+}

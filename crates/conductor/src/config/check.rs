@@ -121,7 +121,23 @@ fn summary(config: &Config, registry: Option<&RegistryUse>) -> String {
     if let Some(file) = &settings.trace.file {
         text.push_str(&trace_sentence(file, &settings.trace));
     }
+    text.push_str(mcp_bridge_sentence(settings.mcp_bridge));
     text
+}
+
+/// What `mcp_bridge` asks for, when it is not the default.
+fn mcp_bridge_sentence(form: super::BridgeForm) -> &'static str {
+    match form {
+        super::BridgeForm::Auto => "",
+        super::BridgeForm::Http => {
+            " MCP servers proxies provide reach an agent that cannot speak MCP over ACP over \
+             HTTP on a loopback port (mcp_bridge = \"http\")."
+        }
+        super::BridgeForm::Stdio => {
+            " MCP servers proxies provide reach an agent that cannot speak MCP over ACP as stdio \
+             shims (mcp_bridge = \"stdio\")."
+        }
+    }
 }
 
 /// " Each message is traced to FILE (payloads left out); ...": what `trace` asks for.

@@ -32,6 +32,7 @@ use std::time::Duration;
 use toml::de::DeTable;
 
 pub use acp_remote::RemoteSpec;
+pub use acp_router::BridgeForm;
 pub use acp_router::policy::{AfterRestarts, FailurePolicy, OnFailure};
 pub use acp_trace::TraceSettings;
 pub use check::check;
@@ -83,6 +84,9 @@ pub struct ConductorSettings {
     pub cache_dir: Option<PathBuf>,
     /// The per-hop trace: `trace`, `trace_payloads`, `redact`.
     pub trace: TraceSettings,
+    /// How proxy-provided MCP servers reach an agent that does not speak MCP over ACP
+    /// (`mcp_bridge`: `auto`, `http`, `stdio`).
+    pub mcp_bridge: BridgeForm,
 }
 
 impl Default for ConductorSettings {
@@ -95,6 +99,7 @@ impl Default for ConductorSettings {
             queue_limit: 16 << 20,
             cache_dir: None,
             trace: TraceSettings::default(),
+            mcp_bridge: BridgeForm::Auto,
         }
     }
 }

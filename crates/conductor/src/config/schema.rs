@@ -15,8 +15,8 @@ use super::observe::{ProgramLookup, Recorder, VariableUse};
 use super::resolve::{ProgramSearch, ResolveError, relative_to, resolve_dir, resolve_program};
 use super::size::{SizeError, parse_size, size_from_integer};
 use super::{
-    AgentSpec, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy, Mode,
-    ProxyLaunch, ProxyProtocol, ProxySpec,
+    AgentSpec, BridgeForm, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy,
+    Mode, ProxyLaunch, ProxyProtocol, ProxySpec,
 };
 use crate::suggest::did_you_mean;
 use failure::Component;
@@ -41,6 +41,7 @@ const CONDUCTOR_KEYS: &[&str] = &[
     "trace",
     "trace_payloads",
     "redact",
+    "mcp_bridge",
 ];
 const AGENT_KEYS: &[&str] = &[
     "command",
@@ -85,6 +86,12 @@ const PROTOCOLS: &[(&str, ProxyProtocol)] = &[
     ("auto", ProxyProtocol::Auto),
     ("rfd", ProxyProtocol::Rfd),
     ("underscore", ProxyProtocol::Underscore),
+];
+
+const MCP_BRIDGES: &[(&str, BridgeForm)] = &[
+    ("auto", BridgeForm::Auto),
+    ("http", BridgeForm::Http),
+    ("stdio", BridgeForm::Stdio),
 ];
 
 const DEFAULT_AGENT_NAME: &str = "agent";
@@ -242,6 +249,12 @@ impl Validator<'_, '_, '_> {
             .and_then(|value| self.duration("shutdown_grace", value, scope))
         {
             settings.shutdown_grace = grace;
+        }
+        if let Some(form) = table
+            .get("mcp_bridge")
+            .and_then(|value| self.choice("mcp_bridge", value, MCP_BRIDGES, scope))
+        {
+            settings.mcp_bridge = form;
         }
         if let Some(value) = table.get("cache_dir") {
             settings.cache_dir = self.cache_dir(value, scope);

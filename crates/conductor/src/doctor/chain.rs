@@ -4,8 +4,9 @@
 //! printed, only their names: they are where secrets live.
 
 use crate::config::{
-    AfterRestarts, AgentSpec, CommandSpec, Config, DirMode, FailurePolicy, Mode, OnFailure,
-    ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, format_duration, format_size,
+    AfterRestarts, AgentSpec, BridgeForm, CommandSpec, Config, DirMode, FailurePolicy, Mode,
+    OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, format_duration,
+    format_size,
 };
 use acp_remote::protocol::{Transport, shown_url};
 
@@ -107,12 +108,20 @@ pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> Strin
                     ));
                     lines.extend(remote_lines(remote));
                     lines.push(format!("       {}", failure(&config.agent_failure)));
+                    lines.push(format!(
+                        "       {}",
+                        mcp_bridge(config.conductor.mcp_bridge)
+                    ));
                     return lines.join("\n");
                 }
             };
             lines.push(format!("  {number}. agent `{}`: {origin}", spec.name));
             lines.extend(command_lines(spec));
             lines.push(format!("       {}", failure(&config.agent_failure)));
+            lines.push(format!(
+                "       {}",
+                mcp_bridge(config.conductor.mcp_bridge)
+            ));
         }
         None => lines.push(format!(
             "  {}. the parent conductor's successor",
@@ -156,6 +165,23 @@ fn command_lines(spec: &CommandSpec) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// How MCP servers offered over ACP (by proxies or the editor) reach the agent, unless it
+/// speaks MCP over ACP itself.
+fn mcp_bridge(form: BridgeForm) -> &'static str {
+    match form {
+        BridgeForm::Auto => {
+            "MCP servers offered over ACP: as HTTP servers on a loopback port if its initialize \
+             answer offers mcpCapabilities.http, else as stdio shims (mcp_bridge = \"auto\")"
+        }
+        BridgeForm::Http => {
+            "MCP servers offered over ACP: as HTTP servers on a loopback port (mcp_bridge = \"http\")"
+        }
+        BridgeForm::Stdio => {
+            "MCP servers offered over ACP: as stdio shims, a process per server (mcp_bridge = \"stdio\")"
+        }
+    }
 }
 
 /// "on failure: fail; startup timeout 60s; no request timeout".

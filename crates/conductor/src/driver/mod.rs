@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 
 use acp_link::event::Event;
 use acp_link::{Link, Queued};
-pub use acp_router::{BridgeEndpoint, LaunchKind, Launched};
+pub use acp_router::{BridgeEndpoint, BridgeForm, HttpBridgeSession, LaunchKind, Launched};
 use acp_trace::TraceSink;
 use port::Port;
 
@@ -41,6 +41,11 @@ pub trait Components {
     fn initialized(&mut self, position: usize, params: Bytes);
     /// Where MCP bridge shims for the agent dial in, opening the socket on first use.
     fn bridge(&mut self) -> std::io::Result<BridgeEndpoint>;
+    /// Which bridge an agent that cannot speak MCP over ACP gets.
+    fn bridge_form(&self) -> BridgeForm;
+    /// Serves one session setup's servers over Streamable HTTP; see
+    /// [`acp_router::Components::http_bridge`].
+    fn http_bridge(&mut self, server_ids: &[String]) -> std::io::Result<HttpBridgeSession>;
     /// How the current instance at `position` was launched, for the log.
     fn launched(&self, _position: usize) -> Option<Launched> {
         None

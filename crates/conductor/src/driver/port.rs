@@ -7,7 +7,7 @@ use super::Components;
 use super::link_handles::LinkHandles;
 use acp_link::{Link, LinkId};
 use acp_router::topology::Position;
-use acp_router::{BridgeEndpoint, Launched, Restarted};
+use acp_router::{BridgeEndpoint, BridgeForm, HttpBridgeSession, Launched, Restarted};
 
 /// The components, and the handles of every link the core knows.
 pub(super) struct Port<C> {
@@ -62,6 +62,14 @@ impl<C: Components> acp_router::Components for Port<C> {
 
     fn bridge(&mut self) -> std::io::Result<BridgeEndpoint> {
         self.components.bridge()
+    }
+
+    fn bridge_form(&self) -> BridgeForm {
+        self.components.bridge_form()
+    }
+
+    fn http_bridge(&mut self, server_ids: &[String]) -> std::io::Result<HttpBridgeSession> {
+        self.components.http_bridge(server_ids)
     }
 
     fn launched(&self, position: Position) -> Option<Launched> {

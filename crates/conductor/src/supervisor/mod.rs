@@ -1,12 +1,14 @@
 //! The supervisor: the one owner of the components at each chain position. Starts, stops and
 //! starts them again, keeping for each what it was launched and initialized with, and owns
-//! the socket MCP bridge shims dial in on. Knows processes and instances, never messages.
+//! the socket MCP bridge shims dial in on and the MCP HTTP bridge's listener. Knows
+//! processes and instances, never messages.
 //!
 //! The router reaches it only through [`Components`]; the run uses the rest (start the chain,
 //! stop everything, let the shims' last writes finish). Every instance, a shared proxy's
 //! included (`shared_proxies.rs`), is started and stopped through `starter.rs`.
 
 pub mod bridge_socket;
+pub mod mcp_http;
 pub mod shared_proxies;
 pub mod starter;
 
@@ -28,8 +30,11 @@ use crate::runtime::MainThread;
 use acp_link::event::Event;
 use acp_link::{Link, LinkId, Links};
 use acp_router::topology::{Position, Topology};
-use acp_router::{BridgeEndpoint, DialectChoice, LaunchKind, Launched, Role};
+use acp_router::{
+    BridgeEndpoint, BridgeForm, DialectChoice, HttpBridgeSession, LaunchKind, Launched, Role,
+};
 use bridge_socket::BridgeSocket;
+use mcp_http::McpHttpBridge;
 use starter::{Launch, Starter};
 
 /// One chain position's component.
@@ -53,6 +58,9 @@ pub struct Supervisor {
     /// Every instance started in this run: the current ones and those they replaced.
     instances: Vec<Instance>,
     bridge: Option<BridgeSocket>,
+    /// `[conductor] mcp_bridge`.
+    bridge_form: BridgeForm,
+    http_bridge: Option<McpHttpBridge>,
 }
 
 impl Supervisor {
@@ -126,6 +134,8 @@ impl Supervisor {
             slots,
             instances: Vec::new(),
             bridge: None,
+            bridge_form: config.conductor.mcp_bridge,
+            http_bridge: None,
         }
     }
 
@@ -202,15 +212,29 @@ impl Supervisor {
         for slot in &mut self.slots {
             slot.current = None;
         }
-        starter::stop(std::mem::take(&mut self.instances))
+        let stopping = starter::stop(std::mem::take(&mut self.instances));
+        // The agent's HTTP MCP sessions end with it: no process of its own closes them.
+        let http_sessions = self.http_bridge.as_ref().map(McpHttpBridge::sessions);
+        async move {
+            stopping.await;
+            if let Some(sessions) = http_sessions {
+                sessions.end_all();
+            }
+        }
     }
 
     /// Waits up to `wait` for the links of MCP bridge shims to deliver what is queued on
     /// them (the last answers to the agent) and close.
     pub async fn shims_written(&self, wait: Duration) {
-        if let Some(bridge) = &self.bridge {
-            let _ = tokio::time::timeout(wait, bridge.shims_written()).await;
-        }
+        let written = async {
+            if let Some(bridge) = &self.bridge {
+                bridge.shims_written().await;
+            }
+            if let Some(bridge) = &self.http_bridge {
+                bridge.sessions_written().await;
+            }
+        };
+        let _ = tokio::time::timeout(wait, written).await;
     }
 
     /// The link of `position`'s current instance, if it has one.
@@ -282,5 +306,21 @@ impl Components for Supervisor {
             program: std::env::current_exe()?,
             socket: socket.to_path_buf(),
         })
+    }
+
+    fn bridge_form(&self) -> BridgeForm {
+        self.bridge_form
+    }
+
+    fn http_bridge(&mut self, server_ids: &[String]) -> std::io::Result<HttpBridgeSession> {
+        if self.http_bridge.is_none() {
+            let bridge =
+                McpHttpBridge::open(self.starter.links().clone(), self.starter.events().clone())?;
+            self.http_bridge = Some(bridge);
+        }
+        self.http_bridge
+            .as_ref()
+            .expect("opened above")
+            .serve_setup(server_ids)
     }
 }

@@ -44,6 +44,13 @@ impl<C: Components> Router<C> {
             Arrival::Held => return self.trace_held(),
             Arrival::Ready(frame) => frame,
         };
+        // A connectionless provider being started again keeps no state the call needs: the
+        // call waits for it, as the editor's requests do, and goes on once it runs.
+        if self.shims.is_connectionless(link)
+            && self.hold_if_restarting(self.shims.owner(link), link, &frame)
+        {
+            return;
+        }
         match acp_wire::parse(&frame) {
             Ok(Envelope::Request { id, method, params }) => {
                 if method == "initialize" {

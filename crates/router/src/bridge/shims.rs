@@ -285,6 +285,13 @@ impl Shims {
         }
     }
 
+    /// The shim speaks to its server connectionless.
+    pub(super) fn is_connectionless(&self, link: LinkId) -> bool {
+        self.by_link
+            .get(&link)
+            .is_some_and(|shim| matches!(shim.phase, Phase::Connectionless))
+    }
+
     /// Records the client's `initialize` params on a connectionless shim.
     pub(super) fn set_hello(&mut self, link: LinkId, hello: ClientHello) {
         self.shim_mut(link).hello = hello;

@@ -1,5 +1,6 @@
 //! MCP server declarations in session setup requests: finding the `"type":"acp"` ones and
-//! rewriting them into stdio servers that run the bridge shim. Pure; every other byte is kept.
+//! rewriting them into stdio servers that run the bridge shim, or http servers on the
+//! conductor's listener. Pure; every other byte is kept.
 
 use acp_wire::RawValue;
 use acp_wire::splice::{Members, set_path};
@@ -137,6 +138,21 @@ pub fn stdio_server(name: &str, command: &str, args: &[String]) -> String {
         text(name),
         text(command),
         args.join(",")
+    )
+}
+
+/// An http server declaration: `{"type":"http","name","url","headers":[{"name","value"}]}`.
+pub fn http_server(name: &str, url: &str, headers: &[(String, String)]) -> String {
+    let headers: Vec<serde_json::Value> = headers
+        .iter()
+        .map(|(name, value)| serde_json::json!({ "name": name, "value": value }))
+        .collect();
+    let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    format!(
+        "{{\"type\":\"http\",\"name\":{},\"url\":{},\"headers\":{}}}",
+        text(name),
+        text(url),
+        serde_json::Value::Array(headers)
     )
 }
 
@@ -289,6 +305,19 @@ mod tests {
         );
         let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(parsed["mcpServers"][1]["name"], "notes");
+    }
+
+    #[test]
+    fn http_server_declaration() {
+        let out = http_server(
+            "notes",
+            "http://127.0.0.1:4000/mcp/t/0",
+            &[("Authorization".into(), "Bearer s".into())],
+        );
+        assert_eq!(
+            out,
+            r#"{"type":"http","name":"notes","url":"http://127.0.0.1:4000/mcp/t/0","headers":[{"name":"Authorization","value":"Bearer s"}]}"#
+        );
     }
 
     #[test]

@@ -22,8 +22,9 @@ use serde_json::Value;
 use crate::skipped::Skipped;
 use crate::topology::{ChainMode, Position, Topology};
 use crate::{
-    BridgeEndpoint, ChainLink, Components, DialectChoice, EndOfRun, FailurePolicy, Finish, Input,
-    LaunchKind, Launched, LinkEvent, LinkId, Output, Restarted, Role, Router,
+    BridgeEndpoint, BridgeForm, ChainLink, Components, DialectChoice, EndOfRun, FailurePolicy,
+    Finish, HttpBridgeSession, Input, LaunchKind, Launched, LinkEvent, LinkId, Output, Restarted,
+    Role, Router,
 };
 
 /// How long a test lets the clock run for something that must happen before it fails.
@@ -34,6 +35,10 @@ const PATIENCE: Duration = Duration::from_secs(10);
 pub struct Asked {
     pub initialized: Vec<(Position, String)>,
     pub bridge_opened: usize,
+    /// The server ids of each session setup served over HTTP.
+    pub http_sessions: Vec<Vec<String>>,
+    /// What `[conductor] mcp_bridge` says in this test (not asked: set by the test).
+    pub bridge_form: BridgeForm,
     pub stopped: Vec<Position>,
     pub restarted: Vec<Position>,
     /// The links made by restarts, until a test takes them.
@@ -92,6 +97,22 @@ impl Components for FakeComponents {
         Ok(BridgeEndpoint {
             program: "/opt/acp/acp-conductor".into(),
             socket: "/run/acp/bridge.sock".into(),
+        })
+    }
+
+    fn bridge_form(&self) -> BridgeForm {
+        self.asked.lock().unwrap().bridge_form
+    }
+
+    fn http_bridge(&mut self, server_ids: &[String]) -> std::io::Result<HttpBridgeSession> {
+        let mut asked = self.asked.lock().unwrap();
+        asked.http_sessions.push(server_ids.to_vec());
+        let session = asked.http_sessions.len();
+        Ok(HttpBridgeSession {
+            urls: (0..server_ids.len())
+                .map(|n| format!("http://127.0.0.1:4000/mcp/s{session}/{n}"))
+                .collect(),
+            headers: vec![("Authorization".into(), format!("Bearer secret-{session}"))],
         })
     }
 }

@@ -9,6 +9,7 @@ mod failures;
 mod harness;
 mod ids;
 mod mcp;
+mod mcp_http;
 mod ordering;
 mod properties;
 mod recovery;

@@ -460,3 +460,59 @@ fn a_cancel_for_a_request_held_for_a_restarting_proxy_follows_it_there() {
         json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":held["id"]}})
     );
 }
+
+/// A call through the bridge to a connectionless provider that is being started again waits
+/// for it and then goes on; one in flight when it failed was answered at once, naming it.
+#[test]
+fn a_bridged_call_to_a_restarting_provider_waits_for_it() {
+    let mut chain = Spec::new(1)
+        .awaiting_initialize()
+        .on_failure(1, restart(AfterRestarts::Fail))
+        .start();
+    initialize(&mut chain);
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"notes","serverId":"n-1"}]}}}"#,
+    );
+    chain.agent().recv();
+    let mut shim = chain.connect_shim();
+    shim.send(r#"{"mcpBridge":1,"server":"n-1"}"#);
+    assert_eq!(shim.recv_text(), r#"{"mcpBridge":"ok"}"#);
+    shim.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall"}}"#);
+    let first = chain.proxy(1).recv();
+    assert_eq!(first["params"]["params"]["method"], "tools/call");
+
+    let p1 = chain.proxy(1).id;
+    chain.exited(p1, "was killed by signal 9", &[]);
+    let failed = shim.recv();
+    assert_eq!(failed["id"], 1);
+    assert_eq!(failed["error"]["code"], -32001);
+    assert!(
+        failed["error"]["message"].as_str().unwrap().contains("p1"),
+        "{failed}"
+    );
+    // Sent while it is down: held, not refused.
+    shim.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall"}}"#);
+    assert!(shim.has_pending().is_none(), "the call waits");
+
+    let p1 = chain.restarted(1);
+    let init = p1.recv();
+    let id = init["id"].clone();
+    chain
+        .proxy(1)
+        .send(&json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":1}}).to_string());
+    let call = loop {
+        let message = chain.proxy(1).recv();
+        if message["params"]["method"] == "mcp/message" {
+            break message;
+        }
+    };
+    assert_eq!(call["params"]["params"]["method"], "tools/call");
+    assert_eq!(call["params"]["params"]["serverId"], "n-1");
+    chain.proxy(1).send(
+        &json!({"jsonrpc":"2.0","id":call["id"],"result":{"result":{"content":[]}}}).to_string(),
+    );
+    assert_eq!(
+        shim.recv_text(),
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#
+    );
+}

@@ -116,6 +116,7 @@ shared = true
                 queue_limit: 512 << 10,
                 cache_dir: None,
                 trace: TraceSettings::default(),
+                mcp_bridge: BridgeForm::Auto,
             },
             agent: Some(AgentSpec::Command(CommandSpec {
                 name: "claude".to_owned(),

@@ -60,6 +60,33 @@ fn durations_accept_units() {
 }
 
 #[test]
+fn mcp_bridge_is_one_of_three_forms() {
+    let machine = Machine::new("mcp-bridge");
+    for (text, form) in [
+        ("auto", BridgeForm::Auto),
+        ("http", BridgeForm::Http),
+        ("stdio", BridgeForm::Stdio),
+    ] {
+        let settings = machine
+            .valid(&format!(
+                "[conductor]\nmcp_bridge = \"{text}\"\n{DEMO_AGENT}"
+            ))
+            .conductor;
+        assert_eq!(settings.mcp_bridge, form, "{text}");
+    }
+    assert_eq!(
+        machine.valid(DEMO_AGENT).conductor.mcp_bridge,
+        BridgeForm::Auto
+    );
+    assert_eq!(
+        machine.errors(&format!("[conductor]\nmcp_bridge = \"htp\"\n{DEMO_AGENT}")),
+        [
+            "2:14: `mcp_bridge` must be \"auto\", \"http\" or \"stdio\", found \"htp\"; did you mean \"http\"?"
+        ]
+    );
+}
+
+#[test]
 fn bad_durations_are_located_at_their_values() {
     let machine = Machine::new("bad-durations");
     let errors = machine.errors(&format!(

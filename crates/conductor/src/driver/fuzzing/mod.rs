@@ -33,7 +33,7 @@ use crate::config::FailurePolicy;
 use acp_link::event::{Event, ExitStatus};
 use acp_link::{LinkEvent, LinkId, LinkLimits, Links, MemoryPeer};
 use acp_router::topology::{ChainMode, Position, Topology};
-use acp_router::{BridgeEndpoint, DialectChoice, Finish, Role};
+use acp_router::{BridgeEndpoint, BridgeForm, DialectChoice, Finish, HttpBridgeSession, Role};
 use acp_wire::successor::Dialect;
 
 /// Lines longer than this are dropped by the links (and answered from their head).
@@ -85,6 +85,17 @@ impl Components for Unstarted {
             program: "/fuzz/acp-conductor".into(),
             socket: "/fuzz/bridge.sock".into(),
         })
+    }
+
+    fn bridge_form(&self) -> BridgeForm {
+        BridgeForm::Stdio
+    }
+
+    fn http_bridge(&mut self, _server_ids: &[String]) -> std::io::Result<HttpBridgeSession> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "these components bridge over stdio only",
+        ))
     }
 }
 

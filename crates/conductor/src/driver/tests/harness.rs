@@ -19,7 +19,10 @@ use acp_link::event::Event;
 use acp_link::{LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
 use acp_router::skipped::Skipped;
 use acp_router::topology::{ChainMode, Position, Topology};
-use acp_router::{BridgeEndpoint, DialectChoice, Finish, LaunchKind, Launched, Role};
+use acp_router::{
+    BridgeEndpoint, BridgeForm, DialectChoice, Finish, HttpBridgeSession, LaunchKind, Launched,
+    Role,
+};
 use acp_trace::Trace;
 
 /// How long a test waits for something that must happen before it fails.
@@ -94,6 +97,17 @@ impl Components for FakeComponents {
             program: "/opt/acp/acp-conductor".into(),
             socket: "/run/acp/bridge.sock".into(),
         })
+    }
+
+    fn bridge_form(&self) -> BridgeForm {
+        BridgeForm::Stdio
+    }
+
+    fn http_bridge(&mut self, _server_ids: &[String]) -> std::io::Result<HttpBridgeSession> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "these components bridge over stdio only",
+        ))
     }
 }
 

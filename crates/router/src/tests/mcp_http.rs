@@ -1,0 +1,95 @@
+//! Which bridge an agent that cannot speak MCP over ACP gets: Streamable HTTP when its
+//! `initialize` answer offers `mcpCapabilities.http` (or `mcp_bridge = "http"`), a stdio shim
+//! otherwise, the declarations unchanged for an agent that speaks MCP over ACP.
+
+use super::harness::{Chain, Spec};
+use crate::BridgeForm;
+
+const DECLARING_SESSION: &str = r#"{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"notes","serverId":"n-1"},{"name":"fs","command":"/bin/fs","args":[],"env":[]},{"type":"acp","name":"todo","serverId":"t-1"}]}}}"#;
+
+/// A one-proxy chain whose agent answers `initialize` with `mcp_capabilities`, under `form`.
+fn chain_with(form: BridgeForm, mcp_capabilities: &str) -> Chain {
+    let mut chain = Spec::new(1).awaiting_initialize().start();
+    chain.asked.lock().unwrap().bridge_form = form;
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+    chain.proxy(1).recv();
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"initialize","params":{}}}"#,
+    );
+    let init = chain.agent().recv();
+    chain.agent().send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"agentCapabilities":{{"mcpCapabilities":{mcp_capabilities}}}}}}}"#,
+        init["id"]
+    ));
+    chain.proxy(1).recv();
+    chain
+}
+
+fn servers_the_agent_gets(chain: &mut Chain) -> String {
+    chain.proxy(1).send(DECLARING_SESSION);
+    let session = chain.agent().recv();
+    serde_json::to_string(&session["params"]["mcpServers"]).unwrap()
+}
+
+#[test]
+fn an_agent_that_offers_http_gets_each_server_at_its_own_url_with_the_sessions_secret() {
+    let mut chain = chain_with(BridgeForm::Auto, r#"{"http":true,"sse":false}"#);
+    assert_eq!(
+        servers_the_agent_gets(&mut chain),
+        r#"[{"type":"http","name":"notes","url":"http://127.0.0.1:4000/mcp/s1/0","headers":[{"name":"Authorization","value":"Bearer secret-1"}]},{"name":"fs","command":"/bin/fs","args":[],"env":[]},{"type":"http","name":"todo","url":"http://127.0.0.1:4000/mcp/s1/1","headers":[{"name":"Authorization","value":"Bearer secret-1"}]}]"#
+    );
+    let asked = chain.asked.lock().unwrap();
+    assert_eq!(
+        asked.http_sessions,
+        vec![vec!["n-1".to_string(), "t-1".to_string()]]
+    );
+    assert_eq!(asked.bridge_opened, 0);
+}
+
+#[test]
+fn each_session_setup_is_served_apart() {
+    let mut chain = chain_with(BridgeForm::Auto, r#"{"http":true}"#);
+    servers_the_agent_gets(&mut chain);
+    let second = servers_the_agent_gets(&mut chain);
+    assert!(
+        second.contains("/mcp/s2/0") && second.contains("Bearer secret-2"),
+        "{second}"
+    );
+    assert_eq!(chain.asked.lock().unwrap().http_sessions.len(), 2);
+}
+
+#[test]
+fn mcp_bridge_stdio_keeps_the_shim_for_an_agent_that_offers_http() {
+    let mut chain = chain_with(BridgeForm::Stdio, r#"{"http":true}"#);
+    let servers = servers_the_agent_gets(&mut chain);
+    assert!(
+        servers.starts_with(
+            r#"[{"name":"notes","command":"/opt/acp/acp-conductor","args":["mcp-bridge""#
+        ),
+        "{servers}"
+    );
+    let asked = chain.asked.lock().unwrap();
+    assert!(asked.http_sessions.is_empty());
+    assert_eq!(asked.bridge_opened, 1);
+}
+
+#[test]
+fn an_agent_without_http_gets_the_shim_unless_http_is_forced() {
+    let mut auto = chain_with(BridgeForm::Auto, r#"{"http":false}"#);
+    assert!(servers_the_agent_gets(&mut auto).contains(r#""args":["mcp-bridge""#));
+    let mut forced = chain_with(BridgeForm::Http, r#"{}"#);
+    assert!(servers_the_agent_gets(&mut forced).contains(r#""type":"http","name":"notes""#));
+}
+
+#[test]
+fn an_agent_that_speaks_mcp_over_acp_gets_the_declarations_even_when_it_offers_http() {
+    let mut chain = chain_with(BridgeForm::Http, r#"{"acp":true,"http":true}"#);
+    let servers = servers_the_agent_gets(&mut chain);
+    assert!(
+        servers.starts_with(r#"[{"type":"acp","name":"notes","serverId":"n-1"}"#),
+        "{servers}"
+    );
+    assert!(chain.asked.lock().unwrap().http_sessions.is_empty());
+}
