@@ -205,6 +205,29 @@ impl WarmUp {
     }
 }
 
+/// A component importing one instance named `name` with nothing in it: enough for a host to
+/// refuse it by that import, and smaller than any toolchain's output.
+pub fn component_importing(name: &str) -> Vec<u8> {
+    let mut bytes = b"\0asm\x0d\0\x01\0".to_vec();
+    // Type section: one instance type with no declarations.
+    bytes.extend_from_slice(&[7, 3, 1, 0x42, 0]);
+    let len = u8::try_from(name.len()).expect("a short name");
+    // Import section: one import, a plain name, of an instance of type 0.
+    bytes.extend_from_slice(&[10, len + 5, 1, 0, len]);
+    bytes.extend_from_slice(name.as_bytes());
+    bytes.extend_from_slice(&[5, 0]);
+    bytes
+}
+
+/// What the conductor says (`check`, `doctor` and the loader alike) of a component
+/// importing `name`, which it does not provide.
+pub fn unprovided_component_import(name: &str) -> String {
+    format!(
+        "imports `{name}`, which a WASM proxy is never given: it gets only WASI 0.2's cli, \
+         clocks, filesystem, http, io, random and sockets (with the network denied)"
+    )
+}
+
 /// A `[[proxy]]` entry of a [`WasmChain`].
 #[derive(Debug, Clone)]
 pub struct ProxyEntry {

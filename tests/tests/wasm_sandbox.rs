@@ -326,6 +326,37 @@ fn a_wasip2_proxy_linking_std_net_loads_and_its_connect_is_denied_and_logged() {
 }
 
 #[test]
+fn a_wasip2_proxy_importing_wasi_http_loads_and_its_request_is_denied_and_counted() {
+    // What a default componentize-js build imports: the proxy loads, its request gets
+    // `HTTP-request-denied` (error-code case 15), nothing reaches our listener.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen on loopback");
+    let address = listener.local_addr().unwrap().to_string();
+    let (mut editor, session) = net_chain(WasmTarget::P2);
+    assert_round_trip(&mut editor, &session, "before");
+
+    let report = network_report(&mut editor, &session, &format!("http {address}"));
+    assert_eq!(
+        report,
+        format!("send GET http://{address}/ failed: error-code case 15")
+    );
+    listener.set_nonblocking(true).unwrap();
+    assert_eq!(
+        listener.accept().map(|(_, peer)| peer).unwrap_err().kind(),
+        ErrorKind::WouldBlock,
+        "nothing connected to the listener"
+    );
+    let logged = format!("tried to send an HTTP request: GET http://{address}/");
+    let stderr = editor.wait_for_stderr(&logged);
+    let line = stderr.lines().find(|line| line.contains(&logged)).unwrap();
+    assert!(line.contains("component=net"), "{line}");
+    assert_round_trip(&mut editor, &session, "after");
+
+    editor.close_stdin();
+    assert_eq!(editor.wait_exit().code(), Some(0), "{}", editor.stderr());
+    editor.wait_for_stderr("proxy `net` tried the network once; denied");
+}
+
+#[test]
 fn a_wasip1_proxy_cannot_open_a_socket() {
     // Preview 1 has no call that names an address: the standard library fails the connect
     // itself, so the host has nothing to deny or log. A denial would be logged before the
@@ -370,15 +401,26 @@ fn a_wasip2_proxy_is_denied_binding_datagrams_and_name_lookups() {
     editor.wait_for_stderr("proxy `net` tried the network 3 times; denied");
 }
 
-/// Starts `wasm-unprovided` as the only proxy and returns the error the editor's
-/// `initialize` gets.
+const KEYVALUE: &str = "wasi:keyvalue/store@0.2.0-draft";
+
+/// Starts a proxy importing what the host does not provide as the only proxy and returns
+/// the error the editor's `initialize` gets: `wasm-unprovided` as a preview 1 module, and as a
+/// component one that imports `wasi:keyvalue` (no toolchain of ours links that, so the test
+/// writes the component's few bytes itself: an import of an empty instance is all it needs).
 fn unprovided_import(target: WasmTarget) -> Value {
     let binaries = binaries!();
-    let unprovided = wasm::artifact(&binaries, UNPROVIDED, target);
     let mut chain = WasmChain::new(TestChain::new(
         &binaries,
         &format!("sandbox-unprovided-{}", target.triple()),
     ));
+    let unprovided = match target {
+        WasmTarget::P1 => wasm::artifact(&binaries, UNPROVIDED, target),
+        WasmTarget::P2 => {
+            let path = chain.chain.dir.join("keyvalue.wasm");
+            std::fs::write(&path, wasm::component_importing(KEYVALUE)).unwrap();
+            path
+        }
+    };
     chain.add_wasm("http", &unprovided);
     let mut editor = chain.launch();
     let error = editor
@@ -402,13 +444,9 @@ fn unprovided_import(target: WasmTarget) -> Value {
 fn a_wasip2_proxy_importing_an_interface_nobody_provides_is_refused_at_load_time() {
     let error = unprovided_import(WasmTarget::P2);
     let reason = error["data"]["reason"].as_str().unwrap();
-    assert!(
-        reason.starts_with("could not be loaded: imports `wasi:http/")
-            && reason.ends_with(
-                "which a WASM proxy is never given: it gets only WASI 0.2's cli, clocks, \
-                 filesystem, io, random and sockets (with the network denied)"
-            ),
-        "{reason}"
+    assert_eq!(
+        reason,
+        format!("could not be loaded: {}", wasm::unprovided_component_import(KEYVALUE))
     );
 }
 
@@ -422,6 +460,48 @@ fn a_wasip1_proxy_importing_a_function_preview_1_lacks_is_refused_at_load_time()
             && reason.ends_with("a WASM proxy is given only WASI preview 1"),
         "{reason}"
     );
+}
+
+#[test]
+fn check_and_doctor_refuse_an_unprovided_import_up_front_with_the_loaders_words() {
+    let binaries = binaries!();
+    let chain = TestChain::new(&binaries, "sandbox-unprovided-check");
+    let dir = &chain.dir;
+    let component = dir.join("keyvalue.wasm");
+    std::fs::write(&component, wasm::component_importing(KEYVALUE)).unwrap();
+    let unprovided = wasm::artifact(&binaries, UNPROVIDED, WasmTarget::P1);
+    for (file, refusal) in [
+        (component, wasm::unprovided_component_import(KEYVALUE)),
+        (
+            unprovided,
+            "imports `wasi_snapshot_preview1::sock_open`, a function WASI preview 1 does not \
+             have (some runtimes add it): a WASM proxy is given only WASI preview 1"
+                .to_owned(),
+        ),
+    ] {
+        let config = dir.join("unprovided.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nwasm = {}\n",
+                toml_string(&file.display().to_string())
+            ),
+        )
+        .unwrap();
+        for command in ["check", "doctor"] {
+            let output = std::process::Command::new(&binaries.conductor)
+                .args([command, "--config"])
+                .arg(&config)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(78), "{command}: {stderr}");
+            assert!(
+                stderr.contains(&format!("`wasm`: {} {refusal}", file.display())),
+                "{command}: {stderr}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -23,6 +23,8 @@ pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 mod wasm_file;
+#[cfg(feature = "wasm")]
+mod wasm_needs;
 #[cfg(all(test, feature = "wasm"))]
 mod wasm_tests;
 
@@ -38,6 +40,8 @@ pub use check::check;
 pub use diagnostics::{ConfigError, ConfigErrorKind, ConfigErrors};
 pub use observe::{Observations, ProgramLookup, RegistryUse, VariableUse, inspect};
 pub use wasm_file::{WasmFileError, WasmKind};
+#[cfg(feature = "wasm")]
+pub use wasm_needs::{PROVIDED_PACKAGES, UnmetNeed, unmet_need};
 
 pub(crate) use duration::format_duration;
 pub use resolve::ResolveError;

@@ -13,7 +13,7 @@ use super::cache::{CompileCache, Compiled, Provenance};
 use super::error::WasmError;
 use super::limits::{ComputeClock, MemoryCap};
 use super::sandbox::{self, GuestIo, GuestState};
-use crate::config::{WasmKind, WasmSpec};
+use crate::config::{WasmKind, WasmSpec, unmet_need};
 use crate::config::{format_duration, format_size};
 
 /// Runs the guest of `spec` to its end and returns the reason it ended, worded like a
@@ -56,6 +56,8 @@ async fn load(
             source,
         })?;
     let kind = WasmKind::detect(&bytes).ok_or_else(|| WasmError::NotWasm(spec.module.clone()))?;
+    // Before compiling, which takes seconds for a Python or JavaScript component.
+    unmet_need(&bytes, kind)?;
     let (compiled, provenance) =
         tokio::task::spawn_blocking(move || cache.load(engine, &bytes, kind))
             .await

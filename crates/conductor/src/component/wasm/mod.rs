@@ -9,6 +9,7 @@
 mod cache;
 mod engine;
 mod error;
+mod http;
 mod instance;
 mod limits;
 mod network;
@@ -66,7 +67,8 @@ pub(crate) fn spawn(
     let engine = engine::shared()?;
     let clock = Arc::new(ComputeClock::new());
     let (host_stdin, guest_stdin) = streams::stdin(PIPE_BYTES, clock.clone());
-    let (guest_stdout, host_stdout) = streams::stdout(PIPE_BYTES, clock.clone());
+    let (guest_stdout, host_stdout) =
+        streams::stdout(PIPE_BYTES, spec.sandbox.memory, clock.clone());
     let tail = StderrTail::default();
     let io = GuestIo {
         stdin: guest_stdin,

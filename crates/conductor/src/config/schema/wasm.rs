@@ -93,11 +93,18 @@ impl Validator<'_, '_, '_> {
             return None;
         }
         let path = relative_to(self.surroundings.config_dir, text);
-        if scope == Scope::FileAndMachine
-            && let Err(message) = WasmKind::of_file(&path)
-        {
-            self.error(span, format!("`wasm`: {message}"));
-            return None;
+        if scope == Scope::FileAndMachine {
+            let kind = match WasmKind::of_file(&path) {
+                Ok(kind) => kind,
+                Err(message) => {
+                    self.error(span, format!("`wasm`: {message}"));
+                    return None;
+                }
+            };
+            if let Err(need) = needs_of_file(&path, kind) {
+                self.error(span, format!("`wasm`: {} {need}", path.display()));
+                return None;
+            }
         }
         Some(path)
     }
@@ -341,4 +348,21 @@ impl Validator<'_, '_, '_> {
         }
         Some(path)
     }
+}
+
+/// What the loader would refuse the file at `path` for, before compiling it: an import or a
+/// feature the host does not provide, in the loader's words. A file that cannot be read
+/// now is left to the loader, which says so when it starts.
+#[cfg(feature = "wasm")]
+fn needs_of_file(path: &std::path::Path, kind: WasmKind) -> Result<(), super::super::UnmetNeed> {
+    match std::fs::read(path) {
+        Ok(bytes) => super::super::unmet_need(&bytes, kind),
+        Err(_) => Ok(()),
+    }
+}
+
+/// A native-only build refuses every `wasm` proxy already.
+#[cfg(not(feature = "wasm"))]
+fn needs_of_file(_path: &std::path::Path, _kind: WasmKind) -> Result<(), std::convert::Infallible> {
+    Ok(())
 }
