@@ -446,7 +446,10 @@ fn a_wasip2_proxy_importing_an_interface_nobody_provides_is_refused_at_load_time
     let reason = error["data"]["reason"].as_str().unwrap();
     assert_eq!(
         reason,
-        format!("could not be loaded: {}", wasm::unprovided_component_import(KEYVALUE))
+        format!(
+            "could not be loaded: {}",
+            wasm::unprovided_component_import(KEYVALUE)
+        )
     );
 }
 

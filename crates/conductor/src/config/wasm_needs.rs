@@ -13,22 +13,64 @@ use super::WasmKind;
 /// The WASI 0.2 packages the host links for a component; `wasi:sockets` and `wasi:http` with
 /// everything that would reach the network denied.
 pub const PROVIDED_PACKAGES: [&str; 7] = [
-    "wasi:cli", "wasi:clocks", "wasi:filesystem", "wasi:http", "wasi:io", "wasi:random",
+    "wasi:cli",
+    "wasi:clocks",
+    "wasi:filesystem",
+    "wasi:http",
+    "wasi:io",
+    "wasi:random",
     "wasi:sockets",
 ];
 
 /// The one module a preview 1 module may import from, and its functions.
 const PREVIEW1: &str = "wasi_snapshot_preview1";
 const PREVIEW1_FUNCTIONS: [&str; 46] = [
-    "args_get", "args_sizes_get", "environ_get", "environ_sizes_get", "clock_res_get",
-    "clock_time_get", "fd_advise", "fd_allocate", "fd_close", "fd_datasync", "fd_fdstat_get",
-    "fd_fdstat_set_flags", "fd_fdstat_set_rights", "fd_filestat_get", "fd_filestat_set_size",
-    "fd_filestat_set_times", "fd_pread", "fd_prestat_get", "fd_prestat_dir_name", "fd_pwrite",
-    "fd_read", "fd_readdir", "fd_renumber", "fd_seek", "fd_sync", "fd_tell", "fd_write",
-    "path_create_directory", "path_filestat_get", "path_filestat_set_times", "path_link",
-    "path_open", "path_readlink", "path_remove_directory", "path_rename", "path_symlink",
-    "path_unlink_file", "poll_oneoff", "proc_exit", "proc_raise", "sched_yield", "random_get",
-    "sock_accept", "sock_recv", "sock_send", "sock_shutdown",
+    "args_get",
+    "args_sizes_get",
+    "environ_get",
+    "environ_sizes_get",
+    "clock_res_get",
+    "clock_time_get",
+    "fd_advise",
+    "fd_allocate",
+    "fd_close",
+    "fd_datasync",
+    "fd_fdstat_get",
+    "fd_fdstat_set_flags",
+    "fd_fdstat_set_rights",
+    "fd_filestat_get",
+    "fd_filestat_set_size",
+    "fd_filestat_set_times",
+    "fd_pread",
+    "fd_prestat_get",
+    "fd_prestat_dir_name",
+    "fd_pwrite",
+    "fd_read",
+    "fd_readdir",
+    "fd_renumber",
+    "fd_seek",
+    "fd_sync",
+    "fd_tell",
+    "fd_write",
+    "path_create_directory",
+    "path_filestat_get",
+    "path_filestat_set_times",
+    "path_link",
+    "path_open",
+    "path_readlink",
+    "path_remove_directory",
+    "path_rename",
+    "path_symlink",
+    "path_unlink_file",
+    "poll_oneoff",
+    "proc_exit",
+    "proc_raise",
+    "sched_yield",
+    "random_get",
+    "sock_accept",
+    "sock_recv",
+    "sock_send",
+    "sock_shutdown",
 ];
 
 /// A need of a `.wasm` file that the host does not meet; the text is what `check`, `doctor`
@@ -90,7 +132,9 @@ fn first_unmet_need(
         match payload {
             Payload::CodeSectionStart { size, .. } => {
                 parser.skip_section();
-                data = data.get(usize::try_from(size).unwrap_or(usize::MAX)..).unwrap_or(&[]);
+                data = data
+                    .get(usize::try_from(size).unwrap_or(usize::MAX)..)
+                    .unwrap_or(&[]);
             }
             Payload::ModuleSection { parser: inner, .. }
             | Payload::ComponentSection { parser: inner, .. } => {
@@ -152,9 +196,7 @@ fn async_use(function: &CanonicalFunction) -> Option<&'static str> {
     let is_async = |options: &[CanonicalOption]| options.contains(&CanonicalOption::Async);
     match function {
         CanonicalFunction::Lift { options, .. } => is_async(options).then_some("an `async` lift"),
-        CanonicalFunction::Lower { options, .. } => {
-            is_async(options).then_some("an `async` lower")
-        }
+        CanonicalFunction::Lower { options, .. } => is_async(options).then_some("an `async` lower"),
         CanonicalFunction::ResourceNew { .. }
         | CanonicalFunction::ResourceDrop { .. }
         | CanonicalFunction::ResourceRep { .. } => None,
@@ -201,10 +243,10 @@ mod tests {
             })
         );
         let preview1 =
-            b"\0asm\x01\0\0\0\x01\x04\x01\x60\0\0\x02\x22\x01\x16wasi_snapshot_preview1\x08fd_write\0\0";
+            b"\0asm\x01\0\0\0\x01\x04\x01\x60\0\0\x02\x23\x01\x16wasi_snapshot_preview1\x08fd_write\0\0";
         assert_eq!(unmet_need(preview1, WasmKind::Module), Ok(()));
         let wasmedge =
-            b"\0asm\x01\0\0\0\x01\x04\x01\x60\0\0\x02\x23\x01\x16wasi_snapshot_preview1\x09sock_open\0\0";
+            b"\0asm\x01\0\0\0\x01\x04\x01\x60\0\0\x02\x24\x01\x16wasi_snapshot_preview1\x09sock_open\0\0";
         assert_eq!(
             unmet_need(wasmedge, WasmKind::Module),
             Err(UnmetNeed::Preview1Function("sock_open".to_owned()))
@@ -214,13 +256,19 @@ mod tests {
     #[test]
     fn a_component_importing_an_unprovided_interface_is_named() {
         assert_eq!(
-            unmet_need(&component_importing("wasi:keyvalue/store@0.2.0-draft"), WasmKind::Component),
+            unmet_need(
+                &component_importing("wasi:keyvalue/store@0.2.0-draft"),
+                WasmKind::Component
+            ),
             Err(UnmetNeed::ComponentImport(
                 "wasi:keyvalue/store@0.2.0-draft".to_owned()
             ))
         );
         assert_eq!(
-            unmet_need(&component_importing("wasi:http/types@0.2.0"), WasmKind::Component),
+            unmet_need(
+                &component_importing("wasi:http/types@0.2.0"),
+                WasmKind::Component
+            ),
             Ok(())
         );
     }
@@ -240,6 +288,9 @@ mod tests {
 
     #[test]
     fn garbage_after_a_header_is_left_to_the_compiler() {
-        assert_eq!(unmet_need(b"\0asm\x01\0\0\0\xff\xff", WasmKind::Module), Ok(()));
+        assert_eq!(
+            unmet_need(b"\0asm\x01\0\0\0\xff\xff", WasmKind::Module),
+            Ok(())
+        );
     }
 }

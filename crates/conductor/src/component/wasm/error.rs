@@ -7,6 +7,7 @@
 use std::io;
 use std::path::PathBuf;
 
+use super::download::DownloadError;
 use crate::config::UnmetNeed;
 
 /// Why a WASM proxy could not be loaded (read, compiled, linked or instantiated); its exit
@@ -21,6 +22,8 @@ pub enum WasmError {
         #[source]
         source: io::Error,
     },
+    #[error(transparent)]
+    Download(#[from] DownloadError),
     #[error("{} is not a WebAssembly module or component", .0.display())]
     NotWasm(PathBuf),
     #[error("compilation failed: {0}")]

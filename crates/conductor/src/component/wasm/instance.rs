@@ -10,6 +10,7 @@ use wasmtime_wasi::I32Exit;
 use wasmtime_wasi::p2::bindings::Command;
 
 use super::cache::{CompileCache, Compiled, Provenance};
+use super::download;
 use super::error::WasmError;
 use super::limits::{ComputeClock, MemoryCap};
 use super::sandbox::{self, GuestIo, GuestState};
@@ -47,14 +48,19 @@ async fn load(
     cache: CompileCache,
 ) -> Result<Compiled, WasmError> {
     let started = Instant::now();
-    let module = spec.module.clone();
-    let bytes = tokio::task::spawn_blocking(move || std::fs::read(module))
-        .await
-        .map_err(WasmError::ReadTask)?
-        .map_err(|source| WasmError::Read {
-            path: spec.module.clone(),
-            source,
-        })?;
+    let bytes = match &spec.download {
+        Some(download) => download::bytes(&spec.module, download).await?,
+        None => {
+            let module = spec.module.clone();
+            tokio::task::spawn_blocking(move || std::fs::read(module))
+                .await
+                .map_err(WasmError::ReadTask)?
+                .map_err(|source| WasmError::Read {
+                    path: spec.module.clone(),
+                    source,
+                })?
+        }
+    };
     let kind = WasmKind::detect(&bytes).ok_or_else(|| WasmError::NotWasm(spec.module.clone()))?;
     // Before compiling, which takes seconds for a Python or JavaScript component.
     unmet_need(&bytes, kind)?;

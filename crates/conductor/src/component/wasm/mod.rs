@@ -7,6 +7,7 @@
 //! `docs/sandbox.md` describes what a guest can and cannot do.
 
 mod cache;
+mod download;
 mod engine;
 mod error;
 mod http;
@@ -80,7 +81,11 @@ pub(crate) fn spawn(
     // (each wake resumes the guest) than the hand-off between tasks saves.
     let (link, done) = links.streams(host_stdout, host_stdin);
     let id = link.id;
-    trace_started(links, &spec.name, format!("WASM {}", spec.module.display()));
+    let source = match &spec.download {
+        Some(download) => download.url.clone(),
+        None => spec.module.display().to_string(),
+    };
+    trace_started(links, &spec.name, format!("WASM {source}"));
     let trace = links.trace().cloned();
     let (stopped_tx, stopped) = watch::channel(false);
     let events = events.clone();

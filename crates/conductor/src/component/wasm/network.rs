@@ -17,7 +17,10 @@ pub enum NetworkUse {
     UdpExchange(Option<SocketAddr>),
     NameLookup(String),
     /// An outgoing `wasi:http` request.
-    HttpRequest { method: String, uri: String },
+    HttpRequest {
+        method: String,
+        uri: String,
+    },
 }
 
 impl fmt::Display for NetworkUse {

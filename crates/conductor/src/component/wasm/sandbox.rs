@@ -18,8 +18,8 @@ use wasmtime_wasi::p2::bindings;
 use wasmtime_wasi::random::WasiRandom;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-use wasmtime_wasi_io::IoView;
 use wasmtime_wasi_http::WasiHttpCtx;
+use wasmtime_wasi_io::IoView;
 
 use super::error::WasmError;
 use super::http;
@@ -180,14 +180,12 @@ fn refuse_unprovided_imports(
         return Ok(());
     };
     let imports = component.component_type();
-    let unknown = imports
-        .imports(engine)
-        .map(|(name, _)| name)
-        .find(|name| {
-            !PROVIDED_PACKAGES
-                .iter()
-                .any(|p| name.strip_prefix(p).is_some_and(|rest| rest.starts_with('/')))
-        });
+    let unknown = imports.imports(engine).map(|(name, _)| name).find(|name| {
+        !PROVIDED_PACKAGES.iter().any(|p| {
+            name.strip_prefix(p)
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+    });
     Err(match unknown {
         Some(name) => UnmetNeed::ComponentImport(name.to_owned()).into(),
         None => WasmError::Instantiate(error),
