@@ -403,13 +403,14 @@ fn a_wasip2_proxy_is_denied_binding_datagrams_and_name_lookups() {
 
 const KEYVALUE: &str = "wasi:keyvalue/store@0.2.0-draft";
 
-/// Starts a proxy importing what the host does not provide as the only proxy and returns
-/// the error the editor's `initialize` gets: `wasm-unprovided` as a preview 1 module, and as a
-/// component one that imports `wasi:keyvalue` (no toolchain of ours links that, so the test
-/// writes the component's few bytes itself: an import of an empty instance is all it needs).
-fn unprovided_import(target: WasmTarget) -> Value {
+/// Runs a chain whose only proxy imports what the host does not provide: `wasm-unprovided` as
+/// a preview 1 module, and as a component one that imports `wasi:keyvalue` (no toolchain of
+/// ours links that, so the test writes the component's few bytes itself: an import of an
+/// empty instance is all it needs). Nothing starts: the conductor exits 78 with its refusal at
+/// the `wasm` key, which names the file and what it lacks, and is returned.
+fn unprovided_import(target: WasmTarget) -> String {
     let binaries = binaries!();
-    let mut chain = WasmChain::new(TestChain::new(
+    let chain = WasmChain::new(TestChain::new(
         &binaries,
         &format!("sandbox-unprovided-{}", target.triple()),
     ));
@@ -421,45 +422,39 @@ fn unprovided_import(target: WasmTarget) -> Value {
             path
         }
     };
+    let mut chain = chain;
     chain.add_wasm("http", &unprovided);
-    let mut editor = chain.launch();
-    let error = editor
-        .request(
-            "initialize",
-            acp_conductor_tests::editor::initialize_params(),
-        )
-        .error()
-        .clone();
-    assert_eq!(error["data"]["component"], "http");
-    let reason = error["data"]["reason"].as_str().expect("a reason");
-    assert_eq!(
-        error["message"],
-        format!("proxy `http` {reason}"),
-        "the message names the proxy and what it lacks"
-    );
-    error
+    let config = chain.write_config();
+    let output = std::process::Command::new(&binaries.conductor)
+        .args(["run", "--config"])
+        .arg(&config)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(78), "{stderr}");
+    let prefix = format!("`wasm`: {} ", unprovided.display());
+    let refusal = stderr
+        .lines()
+        .find_map(|line| line.split_once(&prefix).map(|(_, reason)| reason.to_owned()))
+        .unwrap_or_else(|| panic!("no refusal of the file: {stderr}"));
+    assert!(!stderr.contains("compiled the"), "refused before compiling: {stderr}");
+    refusal
 }
 
 #[test]
-fn a_wasip2_proxy_importing_an_interface_nobody_provides_is_refused_at_load_time() {
-    let error = unprovided_import(WasmTarget::P2);
-    let reason = error["data"]["reason"].as_str().unwrap();
+fn a_wasip2_proxy_importing_an_interface_nobody_provides_is_refused_before_it_starts() {
     assert_eq!(
-        reason,
-        format!(
-            "could not be loaded: {}",
-            wasm::unprovided_component_import(KEYVALUE)
-        )
+        unprovided_import(WasmTarget::P2),
+        wasm::unprovided_component_import(KEYVALUE)
     );
 }
 
 #[test]
-fn a_wasip1_proxy_importing_a_function_preview_1_lacks_is_refused_at_load_time() {
-    let error = unprovided_import(WasmTarget::P1);
-    let reason = error["data"]["reason"].as_str().unwrap();
+fn a_wasip1_proxy_importing_a_function_preview_1_lacks_is_refused_before_it_starts() {
+    let reason = unprovided_import(WasmTarget::P1);
     assert!(
-        reason.starts_with("could not be loaded: ")
-            && reason.contains("`wasi_snapshot_preview1::sock_open`")
+        reason.contains("`wasi_snapshot_preview1::sock_open`")
             && reason.ends_with("a WASM proxy is given only WASI preview 1"),
         "{reason}"
     );
@@ -491,17 +486,22 @@ fn check_and_doctor_refuse_an_unprovided_import_up_front_with_the_loaders_words(
             ),
         )
         .unwrap();
-        for command in ["check", "doctor"] {
+        // `check` exits 78 (the config cannot be used), `doctor` 1 (it found problems).
+        for (command, status) in [("check", 78), ("doctor", 1)] {
             let output = std::process::Command::new(&binaries.conductor)
                 .args([command, "--config"])
                 .arg(&config)
                 .output()
                 .unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            assert_eq!(output.status.code(), Some(78), "{command}: {stderr}");
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert_eq!(output.status.code(), Some(status), "{command}: {said}");
             assert!(
-                stderr.contains(&format!("`wasm`: {} {refusal}", file.display())),
-                "{command}: {stderr}"
+                said.contains(&format!("`wasm`: {} {refusal}", file.display())),
+                "{command}: {said}"
             );
         }
     }
