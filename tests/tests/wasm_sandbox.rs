@@ -436,9 +436,15 @@ fn unprovided_import(target: WasmTarget) -> String {
     let prefix = format!("`wasm`: {} ", unprovided.display());
     let refusal = stderr
         .lines()
-        .find_map(|line| line.split_once(&prefix).map(|(_, reason)| reason.to_owned()))
+        .find_map(|line| {
+            line.split_once(&prefix)
+                .map(|(_, reason)| reason.to_owned())
+        })
         .unwrap_or_else(|| panic!("no refusal of the file: {stderr}"));
-    assert!(!stderr.contains("compiled the"), "refused before compiling: {stderr}");
+    assert!(
+        !stderr.contains("compiled the"),
+        "refused before compiling: {stderr}"
+    );
     refusal
 }
 
@@ -468,7 +474,20 @@ fn check_and_doctor_refuse_an_unprovided_import_up_front_with_the_loaders_words(
     let component = dir.join("keyvalue.wasm");
     std::fs::write(&component, wasm::component_importing(KEYVALUE)).unwrap();
     let unprovided = wasm::artifact(&binaries, UNPROVIDED, WasmTarget::P1);
+    // A component with one canonical function, `task.cancel`: what a QuickJS build made
+    // without `--sync` uses.
+    let async_abi = dir.join("async.wasm");
+    std::fs::write(&async_abi, b"\0asm\x0d\0\x01\0\x08\x02\x01\x05").unwrap();
     for (file, refusal) in [
+        (
+            async_abi,
+            "uses the component model's async ABI (`task.cancel`), which the conductor does \
+             not enable (wasmtime calls its support incomplete, and a sandbox runs only what \
+             is finished): build the proxy for the synchronous ABI (`componentize-qjs \
+             --sync`; componentize-js's SpiderMonkey build, componentize-py and cargo's \
+             wasm32-wasip2 are)"
+                .to_owned(),
+        ),
         (component, wasm::unprovided_component_import(KEYVALUE)),
         (
             unprovided,

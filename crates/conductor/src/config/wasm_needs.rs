@@ -95,8 +95,8 @@ pub enum UnmetNeed {
     #[error(
         "uses the component model's async ABI ({0}), which the conductor does not enable \
          (wasmtime calls its support incomplete, and a sandbox runs only what is finished): \
-         build the proxy as a synchronous WASI 0.2 command (componentize-js's default \
-         SpiderMonkey build, componentize-py, or cargo's wasm32-wasip2 are)"
+         build the proxy for the synchronous ABI (`componentize-qjs --sync`; componentize-js's \
+         SpiderMonkey build, componentize-py and cargo's wasm32-wasip2 are)"
     )]
     AsyncAbi(&'static str),
 }
@@ -284,6 +284,16 @@ mod tests {
         // An instance of type 0.
         bytes.extend_from_slice(&[5, 0]);
         bytes
+    }
+
+    #[test]
+    fn a_component_using_the_async_abi_is_named_by_what_it_uses() {
+        // A canonical section with one function, `task.cancel` (0x05).
+        let component = b"\0asm\x0d\0\x01\0\x08\x02\x01\x05";
+        assert_eq!(
+            unmet_need(component, WasmKind::Component),
+            Err(UnmetNeed::AsyncAbi("`task.cancel`"))
+        );
     }
 
     #[test]

@@ -324,7 +324,7 @@ fn prune(dir: &Path, keep: &Path, max_bytes: u64, max_age: Duration) {
     }
     let kept_bytes = fs::metadata(keep).map_or(0, |m| m.len());
     // Oldest first.
-    entries.sort_by(|a, b| b.0.cmp(&a.0));
+    entries.sort_by_key(|&(age, _, _)| std::cmp::Reverse(age));
     let mut total = kept_bytes + entries.iter().map(|(_, len, _)| len).sum::<u64>();
     for (age, len, path) in entries {
         if age <= max_age && total <= max_bytes {
