@@ -107,9 +107,16 @@ struct Ended {
 
 impl Ended {
     fn new<W>(result: wasmtime::Result<()>, store: &Store<GuestState<W>>) -> Self {
+        let memory = &store.data().memory;
+        // What a cap must leave room for: a Python or JavaScript runtime's heap is most of it.
+        tracing::debug!(
+            peak_bytes = memory.peak(),
+            "the guest's memories and tables took at most {:.1} MiB together",
+            memory.peak() as f64 / f64::from(1u32 << 20)
+        );
         Self {
             result,
-            memory_exceeded: store.data().memory.was_exceeded(),
+            memory_exceeded: memory.was_exceeded(),
         }
     }
 
