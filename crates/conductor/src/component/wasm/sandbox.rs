@@ -5,8 +5,9 @@
 //! naming the import. What the standard library imports whether or not a proxy uses it is
 //! linked and refused at first use instead: the filesystem, with no directory unless `dirs`
 //! grants one, and (for a component) `wasi:sockets` and `wasi:http`, with every operation
-//! that would reach the network denied (`sockets.rs`, `http.rs`). A preview 1 module has no call that reaches the network: preview 1 can
-//! only use sockets it was handed at start, and it is handed none.
+//! that would reach the network denied (`sockets.rs`, `http.rs`). A preview 1 module has no
+//! call that reaches the network: preview 1 can only use sockets it was handed at start, and
+//! it is handed none.
 
 use wasmtime::component::{Component, Linker as ComponentLinker, ResourceTable};
 use wasmtime::{Engine, Linker as ModuleLinker, Module};
