@@ -129,9 +129,12 @@ fn build_and_warm(binaries: &Binaries) {
     // One conductor per build, all at once: several fixtures end their chain at once (the
     // socket fixture exits, the unprovided one is refused, the shipped proxies want
     // arguments), and a conductor whose chain ended stops compiling its other proxies.
+    // The preview 1 build of `wasm-unprovided` is refused before it is compiled: nothing to warm.
     let warming: Vec<WarmUp> = WasmTarget::ALL
         .into_iter()
-        .flat_map(|target| BINARIES.map(|binary| WarmUp::start(binaries, binary, target)))
+        .flat_map(|target| BINARIES.map(|binary| (binary, target)))
+        .filter(|&(binary, target)| (binary, target) != (UNPROVIDED, WasmTarget::P1))
+        .map(|(binary, target)| WarmUp::start(binaries, binary, target))
         .collect();
     for warm_up in warming {
         warm_up.wait();
@@ -203,6 +206,29 @@ impl WarmUp {
             self.artifact.display()
         );
     }
+}
+
+/// A component importing one instance named `name` with nothing in it: enough for a host to
+/// refuse it by that import, and smaller than any toolchain's output.
+pub fn component_importing(name: &str) -> Vec<u8> {
+    let mut bytes = b"\0asm\x0d\0\x01\0".to_vec();
+    // Type section: one instance type with no declarations.
+    bytes.extend_from_slice(&[7, 3, 1, 0x42, 0]);
+    let len = u8::try_from(name.len()).expect("a short name");
+    // Import section: one import, a plain name, of an instance of type 0.
+    bytes.extend_from_slice(&[10, len + 5, 1, 0, len]);
+    bytes.extend_from_slice(name.as_bytes());
+    bytes.extend_from_slice(&[5, 0]);
+    bytes
+}
+
+/// What the conductor says (`check`, `doctor` and the loader alike) of a component
+/// importing `name`, which it does not provide.
+pub fn unprovided_component_import(name: &str) -> String {
+    format!(
+        "imports `{name}`, which a WASM proxy is never given: it gets only WASI 0.2's cli, \
+         clocks, filesystem, http, io, random and sockets (with the network denied)"
+    )
 }
 
 /// A `[[proxy]]` entry of a [`WasmChain`].

@@ -298,6 +298,39 @@ fn a_proxy_that_stops_reading_is_failed_after_the_write_timeout_and_bypassed() {
 }
 
 #[test]
+fn a_proxy_stuck_with_half_a_line_written_is_failed_after_the_write_timeout_and_bypassed() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "policy-half-line");
+    chain.conductor_setting("write_timeout", "\"1s\"");
+    // Half a message and no newline, then waiting for input forever: nothing else would
+    // time out, since the message never arrived whole.
+    let half = chain.add_proxy(
+        "half",
+        Path::new("/bin/sh"),
+        &[
+            "-c",
+            "printf '%s' '{\"jsonrpc\":\"2.0\",\"method\":\"x\"'; exec sleep 600",
+        ],
+    );
+    half.setting("on_failure", "\"bypass\"");
+    let mut editor = chain.launch();
+    let exchange = editor.request("initialize", initialize_params());
+    assert_eq!(exchange.result()["protocolVersion"], 1);
+    let stderr = editor.stderr();
+    assert!(
+        stderr.contains("wrote 29 bytes of a line and nothing more for 1s"),
+        "{stderr}"
+    );
+    assert!(
+        chain
+            .received("agent")
+            .iter()
+            .any(|m| m["method"] == "initialize"),
+        "the initialize went around the stuck proxy"
+    );
+}
+
+#[test]
 fn an_agent_that_misses_its_request_timeout_is_restarted() {
     let binaries = binaries!();
     let mut chain = TestChain::with_test_proxies(&binaries, "policy-request-timeout", 1);

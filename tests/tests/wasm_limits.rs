@@ -185,3 +185,42 @@ fn a_wasip1_proxy_past_its_memory_cap_is_restarted_under_restart() {
 fn a_wasip2_proxy_past_its_memory_cap_is_restarted_under_restart() {
     restarted_after_its_memory_cap(WasmTarget::P2);
 }
+
+/// A 70 KB line written to stdout with one `write` call is taken whole and reaches the
+/// editor whole: the host's permit is the guest's memory cap, not 64 KiB of it.
+fn one_write_of_a_long_line(target: WasmTarget) {
+    let binaries = binaries!();
+    let probe = wasm::artifact(&binaries, PROBE, target);
+    let mut chain = WasmChain::new(TestChain::new(
+        &binaries,
+        &format!("limits-long-line-{}", target.triple()),
+    ));
+    chain.add_wasm("long", &probe).args(&["--name", "long"]);
+    let mut editor = chain.launch();
+    editor.initialize();
+    let length = 70_000;
+    let answer = editor.request("probe/line", json!({ "target": "long", "length": length }));
+    let line_bytes =
+        length + r#"{"jsonrpc":"2.0","method":"probe/line","params":{"x":""}}"#.len() + 1;
+    assert_eq!(
+        answer.result(),
+        &json!({ "ok": true, "value": { "written": line_bytes, "of": line_bytes } })
+    );
+    let lines: Vec<&Value> = answer
+        .notifications
+        .iter()
+        .filter(|m| m["method"] == "probe/line")
+        .collect();
+    assert_eq!(lines.len(), 1, "{:?}", answer.notifications);
+    assert_eq!(lines[0]["params"]["x"].as_str().map(str::len), Some(length));
+}
+
+#[test]
+fn a_wasip1_proxy_writes_a_70_kb_line_with_one_write() {
+    one_write_of_a_long_line(WasmTarget::P1);
+}
+
+#[test]
+fn a_wasip2_proxy_writes_a_70_kb_line_with_one_write() {
+    one_write_of_a_long_line(WasmTarget::P2);
+}

@@ -326,6 +326,37 @@ fn a_wasip2_proxy_linking_std_net_loads_and_its_connect_is_denied_and_logged() {
 }
 
 #[test]
+fn a_wasip2_proxy_importing_wasi_http_loads_and_its_request_is_denied_and_counted() {
+    // What a default componentize-js build imports: the proxy loads, its request gets
+    // `HTTP-request-denied` (error-code case 15), nothing reaches our listener.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen on loopback");
+    let address = listener.local_addr().unwrap().to_string();
+    let (mut editor, session) = net_chain(WasmTarget::P2);
+    assert_round_trip(&mut editor, &session, "before");
+
+    let report = network_report(&mut editor, &session, &format!("http {address}"));
+    assert_eq!(
+        report,
+        format!("send GET http://{address}/ failed: error-code case 15")
+    );
+    listener.set_nonblocking(true).unwrap();
+    assert_eq!(
+        listener.accept().map(|(_, peer)| peer).unwrap_err().kind(),
+        ErrorKind::WouldBlock,
+        "nothing connected to the listener"
+    );
+    let logged = format!("tried to send an HTTP request: GET http://{address}/");
+    let stderr = editor.wait_for_stderr(&logged);
+    let line = stderr.lines().find(|line| line.contains(&logged)).unwrap();
+    assert!(line.contains("component=net"), "{line}");
+    assert_round_trip(&mut editor, &session, "after");
+
+    editor.close_stdin();
+    assert_eq!(editor.wait_exit().code(), Some(0), "{}", editor.stderr());
+    editor.wait_for_stderr("proxy `net` tried the network once; denied");
+}
+
+#[test]
 fn a_wasip1_proxy_cannot_open_a_socket() {
     // Preview 1 has no call that names an address: the standard library fails the connect
     // itself, so the host has nothing to deny or log. A denial would be logged before the
@@ -370,58 +401,129 @@ fn a_wasip2_proxy_is_denied_binding_datagrams_and_name_lookups() {
     editor.wait_for_stderr("proxy `net` tried the network 3 times; denied");
 }
 
-/// Starts `wasm-unprovided` as the only proxy and returns the error the editor's
-/// `initialize` gets.
-fn unprovided_import(target: WasmTarget) -> Value {
+const KEYVALUE: &str = "wasi:keyvalue/store@0.2.0-draft";
+
+/// Runs a chain whose only proxy imports what the host does not provide: `wasm-unprovided` as
+/// a preview 1 module, and as a component one that imports `wasi:keyvalue` (no toolchain of
+/// ours links that, so the test writes the component's few bytes itself: an import of an
+/// empty instance is all it needs). Nothing starts: the conductor exits 78 with its refusal at
+/// the `wasm` key, which names the file and what it lacks, and is returned.
+fn unprovided_import(target: WasmTarget) -> String {
     let binaries = binaries!();
-    let unprovided = wasm::artifact(&binaries, UNPROVIDED, target);
-    let mut chain = WasmChain::new(TestChain::new(
+    let chain = WasmChain::new(TestChain::new(
         &binaries,
         &format!("sandbox-unprovided-{}", target.triple()),
     ));
+    let unprovided = match target {
+        WasmTarget::P1 => wasm::artifact(&binaries, UNPROVIDED, target),
+        WasmTarget::P2 => {
+            let path = chain.chain.dir.join("keyvalue.wasm");
+            std::fs::write(&path, wasm::component_importing(KEYVALUE)).unwrap();
+            path
+        }
+    };
+    let mut chain = chain;
     chain.add_wasm("http", &unprovided);
-    let mut editor = chain.launch();
-    let error = editor
-        .request(
-            "initialize",
-            acp_conductor_tests::editor::initialize_params(),
-        )
-        .error()
-        .clone();
-    assert_eq!(error["data"]["component"], "http");
-    let reason = error["data"]["reason"].as_str().expect("a reason");
+    let config = chain.write_config();
+    let output = std::process::Command::new(&binaries.conductor)
+        .args(["run", "--config"])
+        .arg(&config)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(78), "{stderr}");
+    let prefix = format!("`wasm`: {} ", unprovided.display());
+    let refusal = stderr
+        .lines()
+        .find_map(|line| {
+            line.split_once(&prefix)
+                .map(|(_, reason)| reason.to_owned())
+        })
+        .unwrap_or_else(|| panic!("no refusal of the file: {stderr}"));
+    assert!(
+        !stderr.contains("compiled the"),
+        "refused before compiling: {stderr}"
+    );
+    refusal
+}
+
+#[test]
+fn a_wasip2_proxy_importing_an_interface_nobody_provides_is_refused_before_it_starts() {
     assert_eq!(
-        error["message"],
-        format!("proxy `http` {reason}"),
-        "the message names the proxy and what it lacks"
-    );
-    error
-}
-
-#[test]
-fn a_wasip2_proxy_importing_an_interface_nobody_provides_is_refused_at_load_time() {
-    let error = unprovided_import(WasmTarget::P2);
-    let reason = error["data"]["reason"].as_str().unwrap();
-    assert!(
-        reason.starts_with("could not be loaded: imports `wasi:http/")
-            && reason.ends_with(
-                "which a WASM proxy is never given: it gets only WASI 0.2's cli, clocks, \
-                 filesystem, io, random and sockets (with the network denied)"
-            ),
-        "{reason}"
+        unprovided_import(WasmTarget::P2),
+        wasm::unprovided_component_import(KEYVALUE)
     );
 }
 
 #[test]
-fn a_wasip1_proxy_importing_a_function_preview_1_lacks_is_refused_at_load_time() {
-    let error = unprovided_import(WasmTarget::P1);
-    let reason = error["data"]["reason"].as_str().unwrap();
+fn a_wasip1_proxy_importing_a_function_preview_1_lacks_is_refused_before_it_starts() {
+    let reason = unprovided_import(WasmTarget::P1);
     assert!(
-        reason.starts_with("could not be loaded: ")
-            && reason.contains("`wasi_snapshot_preview1::sock_open`")
+        reason.contains("`wasi_snapshot_preview1::sock_open`")
             && reason.ends_with("a WASM proxy is given only WASI preview 1"),
         "{reason}"
     );
+}
+
+#[test]
+fn check_and_doctor_refuse_an_unprovided_import_up_front_with_the_loaders_words() {
+    let binaries = binaries!();
+    let chain = TestChain::new(&binaries, "sandbox-unprovided-check");
+    let dir = &chain.dir;
+    let component = dir.join("keyvalue.wasm");
+    std::fs::write(&component, wasm::component_importing(KEYVALUE)).unwrap();
+    let unprovided = wasm::artifact(&binaries, UNPROVIDED, WasmTarget::P1);
+    // A component with one canonical function, `task.cancel`: what a QuickJS build made
+    // without `--sync` uses.
+    let async_abi = dir.join("async.wasm");
+    std::fs::write(&async_abi, b"\0asm\x0d\0\x01\0\x08\x02\x01\x05").unwrap();
+    for (file, refusal) in [
+        (
+            async_abi,
+            "uses the component model's async ABI (`task.cancel`), which the conductor does \
+             not enable (wasmtime calls its support incomplete, and a sandbox runs only what \
+             is finished): build the proxy for the synchronous ABI (`componentize-qjs \
+             --sync`; componentize-js's SpiderMonkey build, componentize-py and cargo's \
+             wasm32-wasip2 are)"
+                .to_owned(),
+        ),
+        (component, wasm::unprovided_component_import(KEYVALUE)),
+        (
+            unprovided,
+            "imports `wasi_snapshot_preview1::sock_open`, a function WASI preview 1 does not \
+             have (some runtimes add it): a WASM proxy is given only WASI preview 1"
+                .to_owned(),
+        ),
+    ] {
+        let config = dir.join("unprovided.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[agent]\nbuiltin = \"demo\"\n[[proxy]]\nname = \"p\"\nwasm = {}\n",
+                toml_string(&file.display().to_string())
+            ),
+        )
+        .unwrap();
+        // `check` exits 78 (the config cannot be used), `doctor` 1 (it found problems).
+        for (command, status) in [("check", 78), ("doctor", 1)] {
+            let output = std::process::Command::new(&binaries.conductor)
+                .args([command, "--config"])
+                .arg(&config)
+                .output()
+                .unwrap();
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert_eq!(output.status.code(), Some(status), "{command}: {said}");
+            assert!(
+                said.contains(&format!("`wasm`: {} {refusal}", file.display())),
+                "{command}: {said}"
+            );
+        }
+    }
 }
 
 #[test]

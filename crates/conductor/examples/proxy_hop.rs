@@ -66,6 +66,7 @@ async fn measure(main: MainThread, path: PathBuf) -> (Duration, Duration) {
         ProxyLaunch::Wasm(WasmSpec {
             name: "proxy".to_owned(),
             module: path,
+            download: None,
             args: Vec::new(),
             env: Vec::new(),
             sandbox: Sandbox::default(),

@@ -73,7 +73,8 @@ pub struct LinkLimits {
     pub max_line: usize,
     /// Bytes queued toward the peer before senders to it are paused.
     pub queue_limit: usize,
-    /// How long a write may make no progress before the peer is failed.
+    /// How long a write may make no progress before the peer is failed; also how long a
+    /// component (a child, a WASM guest, a shim) may leave a line half written.
     pub write_timeout: Duration,
 }
 
@@ -204,7 +205,8 @@ impl Links {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let source = reader::Lines::new(AsyncStream(from_peer), self.limits.max_line);
+        let source = reader::Lines::new(AsyncStream(from_peer), self.limits.max_line)
+            .with_partial_line_timeout(self.limits.write_timeout);
         let sink = writer::Lines::new(AsyncStream(to_peer));
         self.spawn_tasks(source, sink)
     }
@@ -216,7 +218,8 @@ impl Links {
         R: AsyncRead + AsRawFd + Unpin + Send + 'static,
         W: AsyncWrite + AsRawFd + Unpin + Send + 'static,
     {
-        let source = reader::Lines::new(Pipe::new(from_peer), self.limits.max_line);
+        let source = reader::Lines::new(Pipe::new(from_peer), self.limits.max_line)
+            .with_partial_line_timeout(self.limits.write_timeout);
         let sink = writer::Lines::new(Pipe::new(to_peer));
         self.spawn_tasks(source, sink)
     }

@@ -4,6 +4,7 @@
 
 use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 
 use acp_wire::frame::TopLevel;
 use acp_wire::{FrameError, LineDecoder};
@@ -76,6 +77,9 @@ pub(super) struct Lines<R> {
     input: R,
     buf: BytesMut,
     decoder: LineDecoder,
+    /// How long the peer may leave a line half written (bytes read, no newline yet) before
+    /// its output counts as failed; `None` waits forever (the editor, who may be typing).
+    partial_line_timeout: Option<Duration>,
 }
 
 impl<R: ByteRead> Lines<R> {
@@ -84,7 +88,16 @@ impl<R: ByteRead> Lines<R> {
             input,
             buf: BytesMut::with_capacity(READ_CHUNK),
             decoder: LineDecoder::new(max_line),
+            partial_line_timeout: None,
         }
+    }
+
+    /// A component that stops in the middle of a line (a write cut short, a runtime that
+    /// dropped the rest) would otherwise hold the chain forever: nobody times out a message
+    /// that was never complete, and the component itself waits for input.
+    pub(super) fn with_partial_line_timeout(mut self, limit: Duration) -> Self {
+        self.partial_line_timeout = Some(limit);
+        self
     }
 
     /// Everything decodable now; at the end of the stream an unterminated last line counts.
@@ -109,7 +122,24 @@ impl<R: ByteRead> FrameSource for Lines<R> {
         if self.buf.capacity() - self.buf.len() < READ_CHUNK / 8 {
             self.buf.reserve(READ_CHUNK.max(self.buf.len()));
         }
-        match self.input.read_into(&mut self.buf).await {
+        let read = match self.partial_line_timeout.filter(|_| !self.buf.is_empty()) {
+            None => self.input.read_into(&mut self.buf).await,
+            Some(limit) => {
+                match tokio::time::timeout(limit, self.input.read_into(&mut self.buf)).await {
+                    Ok(read) => read,
+                    Err(_) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "wrote {} bytes of a line and nothing more for {limit:?}",
+                                self.buf.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+        };
+        match read {
             Ok(0) => {
                 self.decode(batch, true);
                 Ok(false)

@@ -226,3 +226,55 @@ async fn every_link_of_a_run_has_its_own_id() {
     assert_eq!([a.id, b.id, c.id], [LinkId(0), LinkId(1), LinkId(2)]);
     assert_eq!(b.outbox.send(Bytes::from_static(b"{}")), Queued::Closed);
 }
+
+#[tokio::test]
+async fn a_peer_stuck_in_the_middle_of_a_line_fails_its_output_after_the_write_timeout() {
+    let (events, mut received) = mpsc::channel(64);
+    let limits = LinkLimits {
+        write_timeout: Duration::from_millis(200),
+        ..limits()
+    };
+    let links = Links::new(events, limits);
+    let (mut peer_out, from_peer) = tokio::io::duplex(1024);
+    let (to_peer, _peer_in) = tokio::io::duplex(1024);
+    let (link, _done) = links.streams(from_peer, to_peer);
+    peer_out.write_all(b"{\"a\":1}\n{\"b\":").await.unwrap();
+    match next(&mut received, link.id).await {
+        LinkEvent::Frames(frames) => assert_eq!(frames, [Bytes::from_static(b"{\"a\":1}")]),
+        other => panic!("unexpected {other:?}"),
+    }
+    let started = std::time::Instant::now();
+    match next(&mut received, link.id).await {
+        LinkEvent::Closed(Some(reason)) => {
+            assert_eq!(reason, "wrote 5 bytes of a line and nothing more for 200ms")
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    // The peer's stream is still open: it was the half line, not an end, that failed it.
+    drop(peer_out);
+}
+
+#[tokio::test]
+async fn a_quiet_peer_between_lines_is_never_timed_out() {
+    let (events, mut received) = mpsc::channel(64);
+    let limits = LinkLimits {
+        write_timeout: Duration::from_millis(50),
+        ..limits()
+    };
+    let links = Links::new(events, limits);
+    let (mut peer_out, from_peer) = tokio::io::duplex(1024);
+    let (to_peer, _peer_in) = tokio::io::duplex(1024);
+    let (link, _done) = links.streams(from_peer, to_peer);
+    peer_out.write_all(b"{\"a\":1}\n").await.unwrap();
+    assert!(matches!(
+        next(&mut received, link.id).await,
+        LinkEvent::Frames(_)
+    ));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    peer_out.write_all(b"{\"b\":2}\n").await.unwrap();
+    assert!(matches!(
+        next(&mut received, link.id).await,
+        LinkEvent::Frames(_)
+    ));
+}

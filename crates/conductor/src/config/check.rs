@@ -161,7 +161,16 @@ fn trace_sentence(file: &Path, trace: &super::TraceSettings) -> String {
 
 /// "`name` (/abs/file.wasm, a WASI 0.2 component; 64 MiB, 5s per message; grants ...)".
 fn sandboxed(wasm: &WasmSpec, details: &str) -> String {
-    let kind = WasmKind::of_file(&wasm.module).map_or("unreadable", WasmKind::describe);
+    let (source, kind) = match &wasm.download {
+        None => (
+            wasm.module.display().to_string(),
+            WasmKind::of_file(&wasm.module).map_or("unreadable", WasmKind::describe),
+        ),
+        Some(download) => (
+            format!("{}, SHA-256 {}", download.url, download.sha256_hex()),
+            WasmKind::of_file(&wasm.module).map_or("fetched on first start", WasmKind::describe),
+        ),
+    };
     let sandbox = &wasm.sandbox;
     let mut grants: Vec<String> = sandbox
         .dirs
@@ -184,9 +193,8 @@ fn sandboxed(wasm: &WasmSpec, details: &str) -> String {
         format!("{}; no network", grants.join(", "))
     };
     format!(
-        "`{}` ({}, {kind}{details}; memory {}, computing {} per message; {grants})",
+        "`{}` ({source}, {kind}{details}; memory {}, computing {} per message; {grants})",
         wasm.name,
-        wasm.module.display(),
         format_size(sandbox.memory),
         format_duration(sandbox.message_timeout),
     )

@@ -23,6 +23,8 @@ pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 mod wasm_file;
+#[cfg(feature = "wasm")]
+mod wasm_needs;
 #[cfg(all(test, feature = "wasm"))]
 mod wasm_tests;
 
@@ -39,6 +41,8 @@ pub use check::check;
 pub use diagnostics::{ConfigError, ConfigErrorKind, ConfigErrors};
 pub use observe::{Observations, ProgramLookup, RegistryUse, VariableUse, inspect};
 pub use wasm_file::{WasmFileError, WasmKind};
+#[cfg(feature = "wasm")]
+pub use wasm_needs::{PROVIDED_PACKAGES, UnmetNeed, unmet_need};
 
 pub(crate) use duration::format_duration;
 pub use resolve::ResolveError;
@@ -209,14 +213,32 @@ pub enum ProxyLaunch {
 pub struct WasmSpec {
     /// The component's name in logs and errors.
     pub name: String,
-    /// Absolute path of the `.wasm` file (a core module or a component).
+    /// Absolute path of the `.wasm` file (a core module or a component); for a `download`,
+    /// where the cache keeps it.
     pub module: PathBuf,
+    /// Where the file comes from when `wasm` is a URL.
+    pub download: Option<WasmDownload>,
     /// Arguments after `argv[0]`, which is the proxy's name.
     pub args: Vec<String>,
     /// The guest's whole environment: `env` values of `[[proxy]]` in file order, then the
     /// variables named in `sandbox.env` that are set in the conductor's environment.
     pub env: Vec<(String, String)>,
     pub sandbox: Sandbox,
+}
+
+/// A `.wasm` file published at a URL, fetched once into the cache directory and used only
+/// when its bytes have the SHA-256 the config names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WasmDownload {
+    pub url: String,
+    pub sha256: [u8; 32],
+}
+
+impl WasmDownload {
+    /// The hash as the config writes it: 64 lowercase hexadecimal digits.
+    pub fn sha256_hex(&self) -> String {
+        self.sha256.iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 /// `[proxy.sandbox]`: what a WASM proxy is granted beyond stdin, stdout and stderr.

@@ -74,6 +74,7 @@ const PROXY_KEYS: &[&str] = &[
     "protocol",
     "shared",
     "sandbox",
+    "sha256",
     "on_failure",
     "restart_then",
     "startup_timeout",
@@ -493,15 +494,18 @@ impl Validator<'_, '_, '_> {
             }
             [("command", _)] => {
                 self.refuse_sandbox_for_native(table);
+                self.refuse_sha256_without_wasm_url(table);
                 self.launch(table, launch_name, scope)
                     .map(ProxyLaunch::Native)
             }
             [("wasm", _)] => self
                 .wasm_launch(table, launch_name, scope)
                 .map(ProxyLaunch::Wasm),
-            [_] => self
-                .remote_launch(table, &place, launch_name, scope)
-                .map(ProxyLaunch::Remote),
+            [_] => {
+                self.refuse_sha256_without_wasm_url(table);
+                self.remote_launch(table, &place, launch_name, scope)
+                    .map(ProxyLaunch::Remote)
+            }
             [] => {
                 self.error(
                     value.span(),

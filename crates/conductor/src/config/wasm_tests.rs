@@ -66,6 +66,7 @@ fn a_wasm_proxy_with_no_sandbox_table_is_granted_nothing() {
         &WasmSpec {
             name: "g".to_owned(),
             module: conf(&temp, "p1.wasm"),
+            download: None,
             args: Vec::new(),
             env: Vec::new(),
             sandbox: Sandbox {
@@ -103,6 +104,7 @@ dirs = [{ host = "ctx", guest = "/ctx/", mode = "rw" }, { host = ".", guest = "/
         &WasmSpec {
             name: "guard".to_owned(),
             module: conf(&temp, "p2.wasm"),
+            download: None,
             args: vec!["--deny-write".to_owned(), "/etc".to_owned()],
             env: vec![
                 ("LOG".to_owned(), "debug".to_owned()),
@@ -304,4 +306,63 @@ fn wasm_kinds_are_read_from_the_file_header() {
         Some(WasmKind::Component)
     );
     assert!(WasmKind::of_file(Path::new("/nonexistent.wasm")).is_err());
+}
+
+const HASH: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+#[test]
+fn a_wasm_url_is_kept_in_the_cache_under_its_hash() {
+    let temp = machine("wasm-url");
+    let config = parse(
+        &temp,
+        &format!(
+            "[conductor]\ncache_dir = \"cache\"\n[[proxy]]\nname = \"r\"\n\
+             wasm = \"https://example.com/r.wasm\"\nsha256 = \"{}\"\n",
+            HASH.to_uppercase()
+        ),
+        &[],
+    )
+    .unwrap();
+    let spec = wasm(&config);
+    let download = spec.download.as_ref().expect("a download");
+    assert_eq!(download.url, "https://example.com/r.wasm");
+    assert_eq!(download.sha256_hex(), HASH);
+    assert_eq!(
+        spec.module,
+        conf(&temp, "cache")
+            .join("wasm-downloads")
+            .join(format!("{HASH}.wasm"))
+    );
+}
+
+#[test]
+fn a_wasm_url_needs_a_well_formed_sha256_and_sha256_needs_a_url() {
+    let temp = machine("wasm-url-errors");
+    assert_eq!(
+        errors(
+            &temp,
+            "[[proxy]]\nname = \"r\"\nwasm = \"https://example.com/r.wasm\"\n"
+        ),
+        [
+            "3:8: `wasm` is a URL, so `sha256` is required: the SHA-256 of the file (64 \
+          hexadecimal digits, as `sha256sum` prints it), which the download must match"
+        ]
+    );
+    assert_eq!(
+        errors(
+            &temp,
+            "[[proxy]]\nname = \"r\"\nwasm = \"https://example.com/r.wasm\"\nsha256 = \"+f\"\n"
+        ),
+        ["4:10: `sha256` must be 64 hexadecimal digits, found \"+f\""]
+    );
+    assert_eq!(
+        errors(
+            &temp,
+            &format!("[[proxy]]\nname = \"r\"\nwasm = \"p1.wasm\"\nsha256 = \"{HASH}\"\n")
+        ),
+        [
+            "4:1: `sha256` applies only to a `wasm` URL: it is the hash the downloaded file must \
+          have"
+        ]
+    );
 }

@@ -44,6 +44,18 @@ pub(crate) fn describe(config: &Config, registry: Option<&RegistryUse>) -> Strin
                 let mut run = vec![wasm.module.display().to_string()];
                 run.extend(wasm.args.iter().map(|arg| quoted(arg)));
                 lines.push(format!("       runs {} ({kind})", run.join(" ")));
+                if let Some(download) = &wasm.download {
+                    let kept = if wasm.module.is_file() {
+                        "fetched and kept in the cache"
+                    } else {
+                        "not fetched yet: fetched into the cache on first start"
+                    };
+                    lines.push(format!(
+                        "       source: {}, SHA-256 {}; {kept}",
+                        download.url,
+                        download.sha256_hex()
+                    ));
+                }
                 let sandbox = &wasm.sandbox;
                 let mut grants: Vec<String> = sandbox
                     .dirs

@@ -17,6 +17,8 @@ struct Probe {
     text: String,
     #[serde(default)]
     name: String,
+    #[serde(default)]
+    length: usize,
 }
 
 struct WasmProbe {
@@ -75,6 +77,7 @@ fn run(probe: &str, params: &Probe) -> Option<Value> {
         "args" => json!({ "args": std::env::args().collect::<Vec<_>>() }),
         "spin" => spin(),
         "allocate" => allocate(),
+        "line" => outcome(long_line(params.length)),
         _ => return None,
     })
 }
@@ -94,6 +97,23 @@ fn allocate() -> ! {
         blocks.push(vec![1u8; 1 << 20]);
         std::hint::black_box(&blocks);
     }
+}
+
+/// Writes a notification of `length` x's to stdout with one `write` call, as a runtime that
+/// does not loop on a short count does (Python's unbuffered `sys.stdout.buffer.write`), and
+/// says how much of the line that call took. The kit's own output is flushed by now.
+fn long_line(length: usize) -> std::io::Result<Value> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"probe/line\",\"params\":{{\"x\":\"{}\"}}}}\n",
+        "x".repeat(length)
+    );
+    // SAFETY: fd 1 is the process's stdout, open for its whole life; `ManuallyDrop` keeps
+    // this handle from closing it.
+    let mut stdout = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(1) });
+    let written = stdout.write(line.as_bytes())?;
+    Ok(json!({ "written": written, "of": line.len() }))
 }
 
 fn main() -> ExitCode {

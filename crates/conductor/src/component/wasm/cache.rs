@@ -6,6 +6,11 @@
 //! conductor using this directory, copied from elsewhere, truncated or bit-flipped is
 //! recompiled and overwritten. The directory and the key must belong to the conductor's
 //! user and be closed to everyone else, or the cache is not used at all.
+//!
+//! The cache is bounded: each entry used is touched (its modification time is its last use),
+//! and after each write the entries unused for [`MAX_AGE`] go, then the least recently used
+//! until the rest fit in [`MAX_BYTES`]. A Python or JavaScript proxy's entry is 34-38 MB, one
+//! per build of it and per conductor version.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -15,6 +20,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -31,6 +37,13 @@ const MAGIC: &[u8; 16] = b"acp-wasm-cache\x00\x01";
 const TAG_BYTES: usize = 32;
 const KEY_BYTES: usize = 32;
 const KEY_FILE: &str = "key";
+
+/// What the cache's entries may take on disk together.
+pub const MAX_BYTES: u64 = 1 << 30;
+/// How long an entry is kept without being used.
+pub const MAX_AGE: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+/// A temporary file this old was left by a writer that died.
+const STALE_TEMPORARY: Duration = Duration::from_secs(60 * 60);
 
 /// Makes temporary names unique among this process's concurrent writers.
 static WRITES: AtomicUsize = AtomicUsize::new(0);
@@ -135,7 +148,10 @@ impl CompileCache {
         let not_stored = match store {
             None => Some(CacheError::NoDirectory),
             Some(Err(reason)) => Some(reason),
-            Some(Ok(store)) => store.write(&compiled).err(),
+            Some(Ok(store)) => store.write(&compiled).err().or_else(|| {
+                prune(store.entry.parent()?, &store.entry, MAX_BYTES, MAX_AGE);
+                None
+            }),
         };
         Ok((
             compiled,
@@ -206,6 +222,8 @@ impl Store {
         };
         let metadata = file.metadata().map_err(CacheError::Metadata)?;
         private_file(&self.entry, &metadata)?;
+        // Its last use, for pruning; an entry that cannot be touched is merely pruned sooner.
+        let _ = file.set_modified(SystemTime::now());
         let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
         file.read_to_end(&mut bytes)
             .map_err(|source| CacheError::ReadEntry {
@@ -271,6 +289,51 @@ impl Store {
                 source,
             }
         })
+    }
+}
+
+/// Removes, from the cache directory `dir`, entries unused for `max_age`, then the least
+/// recently used ones until the rest take at most `max_bytes`; `keep` (the entry just written)
+/// stays whatever its size. Temporary files left by a writer that died go too. Files that
+/// vanish meanwhile (another conductor pruning) are skipped; nothing here fails the load.
+fn prune(dir: &Path, keep: &Path, max_bytes: u64, max_age: Duration) {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    let age = |metadata: &fs::Metadata| {
+        metadata
+            .modified()
+            .ok()
+            .and_then(|at| now.duration_since(at).ok())
+            .unwrap_or_default()
+    };
+    let mut entries = Vec::new();
+    for item in listing.flatten() {
+        let path = item.path();
+        let Ok(metadata) = item.metadata() else {
+            continue;
+        };
+        let name = item.file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".tmp") && age(&metadata) > STALE_TEMPORARY {
+            let _ = fs::remove_file(&path);
+        } else if name.ends_with(".cwasm") && metadata.is_file() && path != keep {
+            entries.push((age(&metadata), metadata.len(), path));
+        }
+    }
+    let kept_bytes = fs::metadata(keep).map_or(0, |m| m.len());
+    // Oldest first.
+    entries.sort_by_key(|&(age, _, _)| std::cmp::Reverse(age));
+    let mut total = kept_bytes + entries.iter().map(|(_, len, _)| len).sum::<u64>();
+    for (age, len, path) in entries {
+        if age <= max_age && total <= max_bytes {
+            break;
+        }
+        if fs::remove_file(&path).is_ok() {
+            tracing::info!(entry = %path.display(), "pruned from the WASM compile cache");
+        }
+        total -= len;
     }
 }
 
@@ -352,4 +415,66 @@ fn secret_key(path: &Path) -> Result<[u8; KEY_BYTES], CacheError> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory under the target's temporary space.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("acp-cache-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// An entry of `len` bytes last used `days_ago` days ago.
+    fn entry(dir: &Path, name: &str, len: usize, days_ago: u64) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, vec![0u8; len]).unwrap();
+        let used = SystemTime::now() - Duration::from_secs(days_ago * 24 * 60 * 60);
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(used)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn pruning_removes_the_least_recently_used_until_the_rest_fit() {
+        let dir = scratch("lru");
+        let oldest = entry(&dir, "a.cwasm", 400, 3);
+        let older = entry(&dir, "b.cwasm", 400, 2);
+        let recent = entry(&dir, "c.cwasm", 400, 1);
+        let written = entry(&dir, "d.cwasm", 400, 0);
+        let key = entry(&dir, KEY_FILE, 32, 9);
+        prune(&dir, &written, 1000, MAX_AGE);
+        assert!(
+            !oldest.exists() && !older.exists(),
+            "the two least recently used go"
+        );
+        assert!(recent.exists() && written.exists(), "800 bytes fit in 1000");
+        assert!(key.exists(), "only entries are pruned");
+        // The entry just written stays even when it alone is over the limit.
+        prune(&dir, &written, 100, MAX_AGE);
+        assert!(!recent.exists() && written.exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn pruning_removes_entries_unused_for_too_long_and_dead_writers_files() {
+        let dir = scratch("age");
+        let stale = entry(&dir, "a.cwasm", 10, 40);
+        let used = entry(&dir, "b.cwasm", 10, 2);
+        let written = entry(&dir, "c.cwasm", 10, 0);
+        let abandoned = entry(&dir, "d.cwasm.1.0.tmp", 10, 1);
+        let in_progress = entry(&dir, "e.cwasm.2.0.tmp", 10, 0);
+        prune(&dir, &written, MAX_BYTES, MAX_AGE);
+        assert!(!stale.exists() && !abandoned.exists());
+        assert!(used.exists() && written.exists() && in_progress.exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

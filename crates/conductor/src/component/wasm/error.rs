@@ -7,6 +7,9 @@
 use std::io;
 use std::path::PathBuf;
 
+use super::download::DownloadError;
+use crate::config::UnmetNeed;
+
 /// Why a WASM proxy could not be loaded (read, compiled, linked or instantiated); its exit
 /// reason is "could not be loaded: " and this.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +22,8 @@ pub enum WasmError {
         #[source]
         source: io::Error,
     },
+    #[error(transparent)]
+    Download(#[from] DownloadError),
     #[error("{} is not a WebAssembly module or component", .0.display())]
     NotWasm(PathBuf),
     #[error("compilation failed: {0}")]
@@ -32,11 +37,10 @@ pub enum WasmError {
         dir: PathBuf,
         error: wasmtime::Error,
     },
-    #[error(
-        "imports `{module}::{name}`, which a WASM proxy cannot have: only WASI preview 1 \
-         (`wasi_snapshot_preview1`) is provided"
-    )]
-    ModuleImport { module: String, name: String },
+    /// An import or a feature the host does not provide, found before compiling (the same
+    /// words as `check`'s and `doctor`'s).
+    #[error(transparent)]
+    Needs(#[from] UnmetNeed),
     #[error("cannot link WASI preview 1: {0}")]
     LinkPreview1(wasmtime::Error),
     /// A module importing a function preview 1 does not have.
@@ -44,11 +48,6 @@ pub enum WasmError {
     NotPreview1(wasmtime::Error),
     #[error("cannot link WASI 0.2: {0}")]
     LinkWasi02(wasmtime::Error),
-    #[error(
-        "imports `{0}`, which a WASM proxy is never given: it gets only WASI 0.2's \
-         cli, clocks, filesystem, io, random and sockets (with the network denied)"
-    )]
-    ComponentImport(String),
     /// A component the linker cannot instantiate, in wasmtime's words.
     #[error("{0:#}")]
     Instantiate(wasmtime::Error),

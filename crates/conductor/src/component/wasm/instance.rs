@@ -10,10 +10,11 @@ use wasmtime_wasi::I32Exit;
 use wasmtime_wasi::p2::bindings::Command;
 
 use super::cache::{CompileCache, Compiled, Provenance};
+use super::download;
 use super::error::WasmError;
 use super::limits::{ComputeClock, MemoryCap};
 use super::sandbox::{self, GuestIo, GuestState};
-use crate::config::{WasmKind, WasmSpec};
+use crate::config::{WasmKind, WasmSpec, unmet_need};
 use crate::config::{format_duration, format_size};
 
 /// Runs the guest of `spec` to its end and returns the reason it ended, worded like a
@@ -47,15 +48,22 @@ async fn load(
     cache: CompileCache,
 ) -> Result<Compiled, WasmError> {
     let started = Instant::now();
-    let module = spec.module.clone();
-    let bytes = tokio::task::spawn_blocking(move || std::fs::read(module))
-        .await
-        .map_err(WasmError::ReadTask)?
-        .map_err(|source| WasmError::Read {
-            path: spec.module.clone(),
-            source,
-        })?;
+    let bytes = match &spec.download {
+        Some(download) => download::bytes(&spec.module, download).await?,
+        None => {
+            let module = spec.module.clone();
+            tokio::task::spawn_blocking(move || std::fs::read(module))
+                .await
+                .map_err(WasmError::ReadTask)?
+                .map_err(|source| WasmError::Read {
+                    path: spec.module.clone(),
+                    source,
+                })?
+        }
+    };
     let kind = WasmKind::detect(&bytes).ok_or_else(|| WasmError::NotWasm(spec.module.clone()))?;
+    // Before compiling, which takes seconds for a Python or JavaScript component.
+    unmet_need(&bytes, kind)?;
     let (compiled, provenance) =
         tokio::task::spawn_blocking(move || cache.load(engine, &bytes, kind))
             .await
@@ -99,9 +107,16 @@ struct Ended {
 
 impl Ended {
     fn new<W>(result: wasmtime::Result<()>, store: &Store<GuestState<W>>) -> Self {
+        let memory = &store.data().memory;
+        // What a cap must leave room for: a Python or JavaScript runtime's heap is most of it.
+        tracing::debug!(
+            peak_bytes = memory.peak(),
+            "the guest's memories and tables took at most {:.1} MiB together",
+            memory.peak() as f64 / f64::from(1u32 << 20)
+        );
         Self {
             result,
-            memory_exceeded: store.data().memory.was_exceeded(),
+            memory_exceeded: memory.was_exceeded(),
         }
     }
 

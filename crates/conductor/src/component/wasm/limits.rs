@@ -18,6 +18,8 @@ const TABLE_ELEMENT_BYTES: usize = std::mem::size_of::<usize>();
 pub struct MemoryCap {
     limit: usize,
     used: usize,
+    /// The most `used` has been, for the log when the instance ends.
+    peak: usize,
     /// Set once a growth was refused: the guest's failure is then explained by the cap.
     refused: bool,
 }
@@ -27,8 +29,14 @@ impl MemoryCap {
         Self {
             limit,
             used: 0,
+            peak: 0,
             refused: false,
         }
+    }
+
+    /// The most the guest's memories and tables took together at any time.
+    pub fn peak(&self) -> usize {
+        self.peak
     }
 
     /// Whether the guest ever asked for more than the cap.
@@ -43,6 +51,7 @@ impl MemoryCap {
             return false;
         }
         self.used = total;
+        self.peak = self.peak.max(total);
         true
     }
 }
@@ -141,6 +150,7 @@ mod tests {
             cap.grow(60, 68),
             "growing the first to 68 makes exactly 100"
         );
+        assert_eq!(cap.peak(), 100);
         let mut tables = MemoryCap::new(10 * TABLE_ELEMENT_BYTES);
         assert!(tables.table_growing(0, 10, None).unwrap());
         assert!(!tables.table_growing(10, 11, None).unwrap());

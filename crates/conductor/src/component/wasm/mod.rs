@@ -7,8 +7,10 @@
 //! `docs/sandbox.md` describes what a guest can and cannot do.
 
 mod cache;
+mod download;
 mod engine;
 mod error;
+mod http;
 mod instance;
 mod limits;
 mod network;
@@ -66,7 +68,8 @@ pub(crate) fn spawn(
     let engine = engine::shared()?;
     let clock = Arc::new(ComputeClock::new());
     let (host_stdin, guest_stdin) = streams::stdin(PIPE_BYTES, clock.clone());
-    let (guest_stdout, host_stdout) = streams::stdout(PIPE_BYTES, clock.clone());
+    let (guest_stdout, host_stdout) =
+        streams::stdout(PIPE_BYTES, spec.sandbox.memory, clock.clone());
     let tail = StderrTail::default();
     let io = GuestIo {
         stdin: guest_stdin,
@@ -78,7 +81,11 @@ pub(crate) fn spawn(
     // (each wake resumes the guest) than the hand-off between tasks saves.
     let (link, done) = links.streams(host_stdout, host_stdin);
     let id = link.id;
-    trace_started(links, &spec.name, format!("WASM {}", spec.module.display()));
+    let source = match &spec.download {
+        Some(download) => download.url.clone(),
+        None => spec.module.display().to_string(),
+    };
+    trace_started(links, &spec.name, format!("WASM {source}"));
     let trace = links.trace().cloned();
     let (stopped_tx, stopped) = watch::channel(false);
     let events = events.clone();

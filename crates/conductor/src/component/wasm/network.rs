@@ -16,6 +16,11 @@ pub enum NetworkUse {
     /// Sending and receiving datagrams, with one peer or with any.
     UdpExchange(Option<SocketAddr>),
     NameLookup(String),
+    /// An outgoing `wasi:http` request.
+    HttpRequest {
+        method: String,
+        uri: String,
+    },
 }
 
 impl fmt::Display for NetworkUse {
@@ -28,6 +33,7 @@ impl fmt::Display for NetworkUse {
             Self::UdpExchange(Some(address)) => write!(f, "exchange UDP datagrams with {address}"),
             Self::UdpExchange(None) => write!(f, "exchange UDP datagrams with any address"),
             Self::NameLookup(name) => write!(f, "resolve the name {name:?}"),
+            Self::HttpRequest { method, uri } => write!(f, "send an HTTP request: {method} {uri}"),
         }
     }
 }

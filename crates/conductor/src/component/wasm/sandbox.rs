@@ -4,9 +4,10 @@
 //! A guest importing an interface the host does not provide fails to load, with a message
 //! naming the import. What the standard library imports whether or not a proxy uses it is
 //! linked and refused at first use instead: the filesystem, with no directory unless `dirs`
-//! grants one, and (for a component) `wasi:sockets`, with every operation denied
-//! (`sockets.rs`). A preview 1 module has no call that reaches the network: preview 1 can
-//! only use sockets it was handed at start, and it is handed none.
+//! grants one, and (for a component) `wasi:sockets` and `wasi:http`, with every operation
+//! that would reach the network denied (`sockets.rs`, `http.rs`). A preview 1 module has no
+//! call that reaches the network: preview 1 can only use sockets it was handed at start, and
+//! it is handed none.
 
 use wasmtime::component::{Component, Linker as ComponentLinker, ResourceTable};
 use wasmtime::{Engine, Linker as ModuleLinker, Module};
@@ -18,14 +19,16 @@ use wasmtime_wasi::p2::bindings;
 use wasmtime_wasi::random::WasiRandom;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::WasiHttpCtx;
 use wasmtime_wasi_io::IoView;
 
 use super::error::WasmError;
+use super::http;
 use super::limits::MemoryCap;
 use super::network::NetworkAttempts;
 use super::sockets::{self, DeniedSockets};
 use super::streams::{GuestStderr, GuestStdin, GuestStdout};
-use crate::config::{DirMode, WasmSpec};
+use crate::config::{DirMode, PROVIDED_PACKAGES, UnmetNeed, WasmSpec};
 
 /// The most resources (streams, files, pollables) one component may hold at once; each
 /// costs host memory that the memory cap does not see.
@@ -44,12 +47,13 @@ pub struct GuestState<W> {
     pub memory: MemoryCap,
 }
 
-/// WASI 0.2 state: the context, the table of resources handed to the guest, and its
-/// attempts to use the network.
+/// WASI 0.2 state: the context, the table of resources handed to the guest, `wasi:http`'s
+/// settings, and its attempts to use the network.
 pub struct ComponentWasi {
     ctx: WasiCtx,
-    table: ResourceTable,
-    network: NetworkAttempts,
+    pub(super) table: ResourceTable,
+    pub(super) http: WasiHttpCtx,
+    pub(super) network: NetworkAttempts,
 }
 
 impl WasiView for GuestState<ComponentWasi> {
@@ -107,10 +111,11 @@ pub fn for_module(
 ) -> Result<(GuestState<WasiP1Ctx>, ModuleLinker<GuestState<WasiP1Ctx>>), WasmError> {
     for import in module.imports() {
         if import.module() != "wasi_snapshot_preview1" {
-            return Err(WasmError::ModuleImport {
+            return Err(UnmetNeed::ModuleImport {
                 module: import.module().to_owned(),
                 name: import.name().to_owned(),
-            });
+            }
+            .into());
         }
     }
     let state = GuestState {
@@ -130,8 +135,9 @@ pub fn for_module(
 }
 
 /// Store data and linker for a WASI 0.2 component: `wasi:io`, `wasi:cli`, `wasi:clocks`,
-/// `wasi:random`, `wasi:filesystem` (with only the granted directories) and `wasi:sockets`
-/// (with every operation denied); a component importing anything else is refused.
+/// `wasi:random`, `wasi:filesystem` (with only the granted directories), `wasi:sockets`
+/// (with every operation denied) and `wasi:http` (with every request denied); a component
+/// importing anything else is refused.
 pub fn for_component(
     engine: &Engine,
     component: &Component,
@@ -153,6 +159,7 @@ pub fn for_component(
         wasi: ComponentWasi {
             ctx: context(spec, io)?.build(),
             table,
+            http: WasiHttpCtx::new(),
             network: NetworkAttempts::new(&spec.name),
         },
         memory: MemoryCap::new(spec.sandbox.memory),
@@ -160,21 +167,11 @@ pub fn for_component(
     Ok((state, linker))
 }
 
-/// The WASI 0.2 packages [`link_component_interfaces`] links from; only the wording of a
-/// refusal uses them, the linker decides.
-const COMPONENT_PACKAGES: [&str; 6] = [
-    "wasi:cli/",
-    "wasi:clocks/",
-    "wasi:filesystem/",
-    "wasi:io/",
-    "wasi:random/",
-    "wasi:sockets/",
-];
-
 /// Refuses a component whose imports `linker` cannot satisfy, naming the first import of a
-/// package the host does not link at all (as a dependency's HTTP client would import
-/// `wasi:http`); any other mismatch (an interface or version the host lacks) in wasmtime's
-/// words.
+/// package the host does not link at all ([`PROVIDED_PACKAGES`] is what
+/// [`link_component_interfaces`] links; the loader's first check, before compiling, finds
+/// these already); any other mismatch (an interface or version the host lacks) in
+/// wasmtime's words.
 fn refuse_unprovided_imports(
     engine: &Engine,
     component: &Component,
@@ -184,12 +181,14 @@ fn refuse_unprovided_imports(
         return Ok(());
     };
     let imports = component.component_type();
-    let unknown = imports
-        .imports(engine)
-        .map(|(name, _)| name)
-        .find(|name| !COMPONENT_PACKAGES.iter().any(|p| name.starts_with(p)));
+    let unknown = imports.imports(engine).map(|(name, _)| name).find(|name| {
+        !PROVIDED_PACKAGES.iter().any(|p| {
+            name.strip_prefix(p)
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+    });
     Err(match unknown {
-        Some(name) => WasmError::ComponentImport(name.to_owned()),
+        Some(name) => UnmetNeed::ComponentImport(name.to_owned()).into(),
         None => WasmError::Instantiate(error),
     })
 }
@@ -219,6 +218,7 @@ fn link_component_interfaces(
     bindings::filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
     bindings::sockets::instance_network::add_to_linker::<T, WasiSockets>(l, T::sockets)?;
     sockets::add_to_linker(l, denied_sockets)?;
+    http::add_to_linker(l)?;
     Ok(())
 }
 

@@ -20,8 +20,9 @@ use super::limits::ComputeClock;
 use crate::component::stderr_relay;
 use crate::component::stderr_tail::StderrTail;
 
-/// The most one guest write may hand over at once (WASI's usual permit size).
-const WRITE_PERMIT: usize = 64 * 1024;
+/// What stderr lets one guest write hand over at once (WASI's usual permit size); stderr
+/// never waits, so any permit is as good.
+const STDERR_PERMIT: usize = 64 * 1024;
 /// A stderr line longer than this is logged in pieces.
 const STDERR_LINE: usize = 4096;
 
@@ -186,11 +187,23 @@ pub fn stdin(capacity: usize, clock: Arc<ComputeClock>) -> (HostStdin, GuestStdi
 
 /// Creates the guest's stdout: the guest writes [`GuestStdout`], the transport reads
 /// [`HostStdout`]. Waiting for room rests the guest's compute clock.
-pub fn stdout(capacity: usize, clock: Arc<ComputeClock>) -> (GuestStdout, HostStdout) {
+///
+/// While the queue holds less than `capacity`, one write of up to `permit` bytes is taken
+/// whole. A permit the size of the guest's memory cap means any write it can make: a WASI
+/// libc `write` (and so Python's unbuffered `sys.stdout.buffer.write`) writes at most the
+/// permit and returns the count, and a caller that does not loop on a short count (most do
+/// not, on a blocking stdout) would lose the rest. The queue can exceed `capacity` by one
+/// write, which is bytes the guest held in its own capped memory a moment before.
+pub fn stdout(
+    capacity: usize,
+    permit: usize,
+    clock: Arc<ComputeClock>,
+) -> (GuestStdout, HostStdout) {
     let pipe = Pipe::new(capacity);
     (
         GuestStdout {
             pipe: pipe.clone(),
+            permit,
             clock,
         },
         HostStdout(pipe),
@@ -324,6 +337,8 @@ impl AsyncRead for GuestStdin {
 #[derive(Debug, Clone)]
 pub struct GuestStdout {
     pipe: Arc<Pipe>,
+    /// The most one write may hand over while there is room.
+    permit: usize,
     clock: Arc<ComputeClock>,
 }
 
@@ -370,10 +385,11 @@ impl OutputStream for GuestStdout {
     }
 
     fn check_write(&mut self) -> StreamResult<usize> {
-        self.pipe
-            .room()
-            .map(|room| room.min(WRITE_PERMIT))
-            .map_err(|()| StreamError::Closed)
+        match self.pipe.room() {
+            Err(()) => Err(StreamError::Closed),
+            Ok(0) => Ok(0),
+            Ok(_) => Ok(self.permit),
+        }
     }
 }
 
@@ -472,7 +488,7 @@ impl OutputStream for GuestStderr {
     }
 
     fn check_write(&mut self) -> StreamResult<usize> {
-        Ok(WRITE_PERMIT)
+        Ok(STDERR_PERMIT)
     }
 }
 
@@ -558,7 +574,7 @@ mod tests {
 
     #[tokio::test]
     async fn stdout_budgets_the_guest_and_ends_when_it_closes() {
-        let (mut guest, mut host) = stdout(4, clock());
+        let (mut guest, mut host) = stdout(4, 4, clock());
         assert_eq!(guest.check_write().unwrap(), 4);
         OutputStream::write(&mut guest, Bytes::from_static(b"abcd")).unwrap();
         assert_eq!(guest.check_write().unwrap(), 0, "full until the host reads");
@@ -566,7 +582,7 @@ mod tests {
         let n = host.read(&mut buf).await.unwrap();
         assert_eq!(&buf[..n], b"abc");
         guest.ready().await;
-        assert_eq!(guest.check_write().unwrap(), 3);
+        assert_eq!(guest.check_write().unwrap(), 4, "room again: a whole write");
         guest.close();
         let mut rest = Vec::new();
         host.read_to_end(&mut rest).await.unwrap();
@@ -575,13 +591,29 @@ mod tests {
 
     #[tokio::test]
     async fn stdout_writes_fail_once_the_host_stops_reading() {
-        let (mut guest, host) = stdout(4, clock());
+        let (mut guest, host) = stdout(4, 4, clock());
         drop(host);
         assert!(matches!(guest.check_write(), Err(StreamError::Closed)));
         assert!(matches!(
             OutputStream::write(&mut guest, Bytes::from_static(b"x")),
             Err(StreamError::Closed)
         ));
+    }
+
+    #[tokio::test]
+    async fn one_write_larger_than_the_queue_is_taken_whole() {
+        // A 70 KB line written once, as Python's unbuffered stdout does: the permit is the
+        // whole write, not a 64 KiB slice of it whose rest the guest would drop.
+        let line = Bytes::from(vec![b'x'; 70_000]);
+        let (mut guest, mut host) = stdout(1024, 1 << 20, clock());
+        let permit = guest.check_write().unwrap();
+        assert!(permit >= line.len(), "permit {permit}");
+        OutputStream::write(&mut guest, line.clone()).unwrap();
+        assert_eq!(guest.check_write().unwrap(), 0, "over capacity until read");
+        guest.close();
+        let mut received = Vec::new();
+        host.read_to_end(&mut received).await.unwrap();
+        assert_eq!(received, line);
     }
 
     #[test]

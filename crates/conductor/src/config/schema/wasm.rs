@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use toml::de::DeTable;
 
 use super::super::resolve::relative_to;
-use super::super::{DirGrant, DirMode, Sandbox, WasmKind, WasmSpec};
+use super::super::{DirGrant, DirMode, Sandbox, WasmDownload, WasmKind, WasmSpec};
 use super::{Scope, Validator, Value, entries};
 use crate::suggest::did_you_mean;
 
@@ -53,9 +53,16 @@ impl Validator<'_, '_, '_> {
                  those granted in [proxy.sandbox] `dirs`",
             );
         }
-        let module = table.get("wasm").and_then(|value| {
-            self.string("wasm", value, scope)
-                .and_then(|text| self.module_file(&text, value.span(), scope))
+        let source = table.get("wasm").and_then(|value| {
+            let text = self.string("wasm", value, scope)?;
+            if is_url(&text) {
+                self.download(table, &text, value.span(), scope)
+                    .map(|(path, download)| (path, Some(download)))
+            } else {
+                self.refuse_sha256_without_wasm_url(table);
+                self.module_file(&text, value.span(), scope)
+                    .map(|path| (path, None))
+            }
         });
         let args = match table.get("args") {
             Some(value) => self.string_array("args", value, scope),
@@ -78,13 +85,80 @@ impl Validator<'_, '_, '_> {
         if refused {
             return None;
         }
+        let (module, download) = source?;
         Some(WasmSpec {
             name: name?,
-            module: module?,
+            module,
+            download,
             args: args?,
             env,
             sandbox,
         })
+    }
+
+    /// `sha256` only means something next to a `wasm` URL.
+    pub(super) fn refuse_sha256_without_wasm_url(&mut self, table: &DeTable<'_>) {
+        if let Some((key, _)) = table.get_key_value("sha256") {
+            self.error(
+                key.span(),
+                "`sha256` applies only to a `wasm` URL: it is the hash the downloaded file \
+                 must have",
+            );
+        }
+    }
+
+    /// A `wasm` URL: its required `sha256`, and where the cache keeps the file. In `check`
+    /// and `doctor`, a file already fetched is read for what it needs, as a local one is.
+    fn download(
+        &mut self,
+        table: &DeTable<'_>,
+        url: &str,
+        span: Range<usize>,
+        scope: Scope,
+    ) -> Option<(PathBuf, WasmDownload)> {
+        if let Err(error) = url::Url::parse(url) {
+            self.error(span, format!("`wasm` is not a valid URL: {error}"));
+            return None;
+        }
+        let Some(value) = table.get("sha256") else {
+            self.error(
+                span,
+                "`wasm` is a URL, so `sha256` is required: the SHA-256 of the file (64 \
+                 hexadecimal digits, as `sha256sum` prints it), which the download must match",
+            );
+            return None;
+        };
+        let text = self.string("sha256", value, scope)?;
+        let Some(sha256) = parse_sha256(&text) else {
+            self.error(
+                value.span(),
+                format!("`sha256` must be 64 hexadecimal digits, found {text:?}"),
+            );
+            return None;
+        };
+        let Some(cache_dir) = self.cache_dir.clone() else {
+            self.error(
+                span,
+                "a `wasm` URL is fetched into the cache directory, and there is none: set \
+                 `cache_dir` in [conductor] (or XDG_CACHE_HOME or HOME)",
+            );
+            return None;
+        };
+        let download = WasmDownload {
+            url: url.to_owned(),
+            sha256,
+        };
+        let path = cache_dir
+            .join("wasm-downloads")
+            .join(format!("{}.wasm", download.sha256_hex()));
+        if scope == Scope::FileAndMachine
+            && let Ok(kind) = WasmKind::of_file(&path)
+            && let Err(need) = needs_of_file(&path, kind)
+        {
+            self.error(span, format!("`wasm`: {url} {need}"));
+            return None;
+        }
+        Some((path, download))
     }
 
     fn module_file(&mut self, text: &str, span: Range<usize>, scope: Scope) -> Option<PathBuf> {
@@ -93,11 +167,18 @@ impl Validator<'_, '_, '_> {
             return None;
         }
         let path = relative_to(self.surroundings.config_dir, text);
-        if scope == Scope::FileAndMachine
-            && let Err(message) = WasmKind::of_file(&path)
-        {
-            self.error(span, format!("`wasm`: {message}"));
-            return None;
+        if scope == Scope::FileAndMachine {
+            let kind = match WasmKind::of_file(&path) {
+                Ok(kind) => kind,
+                Err(message) => {
+                    self.error(span, format!("`wasm`: {message}"));
+                    return None;
+                }
+            };
+            if let Err(need) = needs_of_file(&path, kind) {
+                self.error(span, format!("`wasm`: {} {need}", path.display()));
+                return None;
+            }
         }
         Some(path)
     }
@@ -341,4 +422,40 @@ impl Validator<'_, '_, '_> {
         }
         Some(path)
     }
+}
+
+/// What the loader would refuse the file at `path` for, before compiling it: an import or a
+/// feature the host does not provide, in the loader's words. A file that cannot be read
+/// now is left to the loader, which says so when it starts.
+#[cfg(feature = "wasm")]
+fn needs_of_file(path: &std::path::Path, kind: WasmKind) -> Result<(), super::super::UnmetNeed> {
+    match std::fs::read(path) {
+        Ok(bytes) => super::super::unmet_need(&bytes, kind),
+        Err(_) => Ok(()),
+    }
+}
+
+/// A native-only build refuses every `wasm` proxy already.
+#[cfg(not(feature = "wasm"))]
+fn needs_of_file(_path: &std::path::Path, _kind: WasmKind) -> Result<(), std::convert::Infallible> {
+    Ok(())
+}
+
+/// Whether `wasm` names a URL rather than a file.
+fn is_url(text: &str) -> bool {
+    text.starts_with("https://") || text.starts_with("http://")
+}
+
+/// 64 hexadecimal digits (either case) as 32 bytes.
+fn parse_sha256(text: &str) -> Option<[u8; 32]> {
+    let digits = text.as_bytes();
+    if digits.len() != 64 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let mut hash = [0u8; 32];
+    for (byte, pair) in hash.iter_mut().zip(digits.chunks(2)) {
+        let pair = std::str::from_utf8(pair).ok()?;
+        *byte = u8::from_str_radix(pair, 16).ok()?;
+    }
+    Some(hash)
 }

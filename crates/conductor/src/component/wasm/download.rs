@@ -1,0 +1,171 @@
+//! A WASM proxy published at a URL: fetched once into the cache directory with the
+//! conductor's one HTTP client (reqwest) and used only when its SHA-256 is the one the config
+//! names. Must not know what the bytes are; the loader reads them as it reads a local file.
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::config::WasmDownload;
+
+/// How long one download may take; a Python component is about 18 MB.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(300);
+/// The largest file fetched: far above any proxy's runtime, far below the disk.
+const MAX_SIZE: u64 = 256 << 20;
+
+/// Why a `wasm` URL gave no usable file.
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    #[error("cannot set up TLS to fetch {url}: {source}")]
+    Tls {
+        url: String,
+        #[source]
+        source: rustls::Error,
+    },
+    #[error("cannot fetch {url}: {source}")]
+    Fetch {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("{url} is larger than {limit} bytes")]
+    TooLarge { url: String, limit: u64 },
+    #[error(
+        "{url} has SHA-256 {actual}, not the {expected} the config requires: the file is not \
+         the one the config was written for (changed, or replaced), so it is not run"
+    )]
+    Mismatch {
+        url: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("cannot keep {url} in {}: {source}", path.display())]
+    Store {
+        url: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading the cached download failed: {0}")]
+    Task(#[source] tokio::task::JoinError),
+}
+
+/// The bytes of `download`: the copy at `path` when it has the required hash, else fetched,
+/// checked and kept at `path` for the next start.
+pub async fn bytes(path: &Path, download: &WasmDownload) -> Result<Vec<u8>, DownloadError> {
+    let cached = path.to_path_buf();
+    let kept = tokio::task::spawn_blocking(move || std::fs::read(cached))
+        .await
+        .map_err(DownloadError::Task)?;
+    if let Ok(bytes) = kept {
+        if Sha256::digest(&bytes).as_slice() == download.sha256 {
+            return Ok(bytes);
+        }
+        tracing::warn!(
+            path = %path.display(),
+            "the cached copy of {} does not have its SHA-256; fetching it again",
+            download.url
+        );
+    }
+    let started = std::time::Instant::now();
+    let bytes = fetch(&download.url).await?;
+    let actual = hex(&Sha256::digest(&bytes));
+    if actual != download.sha256_hex() {
+        return Err(DownloadError::Mismatch {
+            url: download.url.clone(),
+            expected: download.sha256_hex(),
+            actual,
+        });
+    }
+    tracing::info!(
+        elapsed = ?started.elapsed(),
+        bytes = bytes.len(),
+        "fetched {} (SHA-256 verified)",
+        download.url
+    );
+    let (file, url) = (path.to_path_buf(), download.url.clone());
+    let bytes = tokio::task::spawn_blocking(move || {
+        keep(&file, &bytes)
+            .map(|()| bytes)
+            .map_err(|source| DownloadError::Store {
+                url,
+                path: file,
+                source,
+            })
+    })
+    .await
+    .map_err(DownloadError::Task)??;
+    Ok(bytes)
+}
+
+async fn fetch(url: &str) -> Result<Vec<u8>, DownloadError> {
+    let failed = |source: reqwest::Error| DownloadError::Fetch {
+        url: url.to_owned(),
+        source: source.without_url(),
+    };
+    let tls = acp_remote::client_tls::client_config(&[b"h2", b"http/1.1"]).map_err(|source| {
+        DownloadError::Tls {
+            url: url.to_owned(),
+            source,
+        }
+    })?;
+    let client = reqwest::Client::builder()
+        .timeout(FETCH_TIMEOUT)
+        .user_agent(concat!("acp-conductor/", env!("CARGO_PKG_VERSION")))
+        .tls_backend_preconfigured((*tls).clone())
+        .build()
+        .map_err(failed)?;
+    let mut response = client
+        .get(url)
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(failed)?;
+    let too_large = || DownloadError::TooLarge {
+        url: url.to_owned(),
+        limit: MAX_SIZE,
+    };
+    if response.content_length().is_some_and(|n| n > MAX_SIZE) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(failed)? {
+        if (body.len() + chunk.len()) as u64 > MAX_SIZE {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Writes `bytes` to `file` (mode 0600, in a 0700 directory) through a temporary name, so
+/// that a reader never sees half a file.
+fn keep(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = file.parent().expect("a cache file has a directory");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let temporary = file.with_extension(format!("{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temporary)?;
+        out.write_all(bytes)?;
+        out.sync_all()?;
+        std::fs::rename(&temporary, file)
+    })();
+    written.inspect_err(|_| {
+        let _ = std::fs::remove_file(&temporary);
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
