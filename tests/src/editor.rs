@@ -172,6 +172,12 @@ impl Editor {
         }
     }
 
+    /// Waits up to `patience` for each message from now on: for chains whose start is slow on
+    /// a busy machine (a large WASM component loaded by a debug conductor).
+    pub fn set_patience(&mut self, patience: Duration) {
+        self.patience = patience;
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
