@@ -168,9 +168,12 @@ impl WarmUp {
     fn start_artifact(binaries: &Binaries, artifact: PathBuf, label: &str) -> Self {
         let text = format!(
             "[conductor]\ncache_dir = {}\n[agent]\nbuiltin = \"demo\"\n\
-             [[proxy]]\nname = \"{label}\"\nwasm = {}\n",
+             [[proxy]]\nname = \"{label}\"\nwasm = {}\nstartup_timeout = \"{}s\"\n",
             toml_string(&shared_cache_dir().display().to_string()),
-            toml_string(&artifact.display().to_string())
+            toml_string(&artifact.display().to_string()),
+            // A cold compile of a large component under a debug conductor on a busy
+            // machine can outlast the default 60 s.
+            BUILD_PATIENCE.as_secs()
         );
         std::fs::create_dir_all(fixtures_dir()).expect("create target/wasm-fixtures");
         let config = fixtures_dir().join(format!("warm-{label}.toml"));

@@ -35,6 +35,8 @@ class Peers:
         self.in_flight: dict[int, Any] = {}
         # Requests received and not yet answered or passed on, by (side, json id).
         self.open: set[tuple[str, str]] = set()
+        # The request the hook running now was shown (set by the router).
+        self._current: Optional[Deferred] = None
 
     def new_id(self, route: Any) -> int:
         ours = self._next_id
@@ -82,6 +84,8 @@ class Peers:
     def defer(self) -> Deferred:
         """Keeps the request being decided open; return the handle from the hook and answer
         later with `respond` or `fail`."""
+        if self._current is None:
+            raise RuntimeError("defer() outside a request hook")
         return self._current
 
     def respond(self, handle: Deferred, result: Any) -> None:
