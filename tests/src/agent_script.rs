@@ -106,12 +106,14 @@ pub fn read_outcome_text(response: &Value) -> String {
 
 /// Prompt words that make the agent send one request to the client and report the answer.
 /// Each must be the first word of a text block; the rest of that block says what to ask:
-/// `fs-read PATH`, `fs-write PATH CONTENT...`, `terminal COMMAND ARGS...`, and
+/// `fs-read PATH`, `fs-write PATH CONTENT...`, `terminal COMMAND ARGS...`,
+/// `terminal-output TERMINAL_ID` (`terminal/output`), and
 /// `permission-for {JSON}` (the JSON object's members go into the permission request's
 /// `toolCall`, after a `toolCallId` of `call-N`).
 pub const FS_READ: &str = "fs-read";
 pub const FS_WRITE: &str = "fs-write";
 pub const TERMINAL: &str = "terminal";
+pub const TERMINAL_OUTPUT: &str = "terminal-output";
 pub const PERMISSION_FOR: &str = "permission-for";
 
 /// The request a prompt text block asks the agent to send, as `(method, params)`; `None`
@@ -146,6 +148,10 @@ pub fn client_request(
                 json!({ "sessionId": session_id, "command": command, "args": args }),
             ))
         }
+        TERMINAL_OUTPUT => Some((
+            "terminal/output",
+            json!({ "sessionId": session_id, "terminalId": rest.trim_end() }),
+        )),
         PERMISSION_FOR => {
             let mut tool_call = json!({ "toolCallId": format!("call-{request_id}") });
             let fields: Value = serde_json::from_str(rest)

@@ -172,8 +172,9 @@ impl Editor {
         }
     }
 
-    /// Waits up to `patience` for each message and for the exit instead of [`patience()`]: for
-    /// peers that are slower than the fixtures (a real agent starting its own programs).
+    /// Waits up to `patience` for each message and for the exit instead of [`patience()`], from
+    /// now on: for peers slower than the fixtures (a real agent starting its own programs, a
+    /// large WASM component loaded by a debug conductor on a busy machine).
     pub fn set_patience(&mut self, patience: Duration) {
         self.patience = patience;
     }

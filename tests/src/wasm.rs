@@ -142,6 +142,19 @@ fn build_and_warm(binaries: &Binaries) {
     drop(lock);
 }
 
+/// Compiles `components` (built elsewhere: the TypeScript and Python kits' components) into
+/// the shared compile cache, all at once, waiting as long as a cold build may take: a first
+/// compile of a 14-18 MB component under a debug conductor outlasts an editor's patience.
+pub fn warm_components(binaries: &Binaries, components: &[(&str, PathBuf)]) {
+    let warming: Vec<WarmUp> = components
+        .iter()
+        .map(|(label, path)| WarmUp::start_artifact(binaries, path.clone(), label))
+        .collect();
+    for warm_up in warming {
+        warm_up.wait();
+    }
+}
+
 /// A conductor with one artifact as its proxy, started to compile it into (or find it in)
 /// the shared cache; the chain itself is never used.
 struct WarmUp {
@@ -151,15 +164,22 @@ struct WarmUp {
 
 impl WarmUp {
     fn start(binaries: &Binaries, binary: &str, target: WasmTarget) -> Self {
-        let artifact = artifact_path(binary, target);
+        let label = format!("{binary}-{}", target.triple());
+        Self::start_artifact(binaries, artifact_path(binary, target), &label)
+    }
+
+    fn start_artifact(binaries: &Binaries, artifact: PathBuf, label: &str) -> Self {
         let text = format!(
             "[conductor]\ncache_dir = {}\n[agent]\nbuiltin = \"demo\"\n\
-             [[proxy]]\nname = \"{binary}-{}\"\nwasm = {}\n",
+             [[proxy]]\nname = \"{label}\"\nwasm = {}\nstartup_timeout = \"{}s\"\n",
             toml_string(&shared_cache_dir().display().to_string()),
-            target.triple(),
-            toml_string(&artifact.display().to_string())
+            toml_string(&artifact.display().to_string()),
+            // A cold compile of a large component under a debug conductor on a busy
+            // machine can outlast the default 60 s.
+            BUILD_PATIENCE.as_secs()
         );
-        let config = fixtures_dir().join(format!("warm-{binary}-{}.toml", target.triple()));
+        std::fs::create_dir_all(fixtures_dir()).expect("create target/wasm-fixtures");
+        let config = fixtures_dir().join(format!("warm-{label}.toml"));
         std::fs::write(&config, text).expect("write the warm-up config");
         let conductor = Command::new(&binaries.conductor)
             .args(["run", "--config"])

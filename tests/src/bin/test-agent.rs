@@ -17,10 +17,10 @@
 //! `hang` (wait for `session/cancel` or `$/cancel_request`),
 //! `permission` (ask the client with `session/request_permission`), `id-zero` (ask the
 //! client to read a file with request id `0`); a text block starting with `fs-read`,
-//! `fs-write`, `terminal` or `permission-for` sends that request to the client and reports
-//! its answer (see [`agent_script::client_request`]); one starting with `emit`, `answer` or
-//! `flood` writes bytes of the test's choosing (see [`agent_script::EMIT`]). Exits on stdin
-//! EOF.
+//! `fs-write`, `terminal`, `terminal-output` or `permission-for` sends that request to the
+//! client and reports its answer (see [`agent_script::client_request`]); one starting with
+//! `emit`, `answer` or `flood` writes bytes of the test's choosing (see
+//! [`agent_script::EMIT`]). Exits on stdin EOF.
 
 use std::collections::HashMap;
 use std::io::Write;

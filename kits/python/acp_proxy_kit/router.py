@@ -1,0 +1,283 @@
+"""The proxy-chain protocol, sans I/O: one line from the conductor in, the lines to write out.
+Answers `proxy/initialize`, opens and builds `proxy/successor` envelopes, chooses the id of every
+request it sends and routes each response back, rewrites cancellations, runs the hooks.
+
+| arriving from the conductor               | hook                      | sent on as                        |
+|-------------------------------------------|---------------------------|-----------------------------------|
+| `proxy/initialize` / `_proxy/initialize`  | on_initialize             | `proxy/successor {initialize}`    |
+| plain request / notification              | on_prompt, on_editor_*    | `proxy/successor {method,params}` |
+| `proxy/successor` request / notification  | on_update, on_agent_*, .. | plain message                     |
+| response to an id we chose                | on_client_result, then=   | response under the requester's id |
+| `$/cancel_request` naming a forwarded one | none                      | plain, `requestId` rewritten      |
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from . import log
+from .decisions import Deferred, Drop, Fail, Forward, Respond
+from .mcp import McpServers
+from .peers import AGENT, EDITOR, Peers
+from .proxy import Proxy
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+
+SESSION_SETUP = ("session/new", "session/load", "session/resume", "session/fork")
+
+
+@dataclass
+class Forwarded:
+    """A request we passed on: its response goes back to `side` under `origin_id`."""
+
+    side: str
+    origin_id: Any
+    method: str
+    params: Any
+    then: Any = None
+
+
+def other(side: str) -> str:
+    return AGENT if side == EDITOR else EDITOR
+
+
+class Router:
+    def __init__(self, proxy: Proxy) -> None:
+        self.proxy = proxy
+        self.peers = Peers()
+        self.mcp = McpServers(proxy.name, list(proxy.tools)) if proxy.tools else None
+        # Session-start hooks, run once the setup's answer is on its way to the editor.
+        self._started_sessions: list[Any] = []
+
+    def take_output(self) -> bytes:
+        data = b"".join(self.peers.out)
+        self.peers.out.clear()
+        return data
+
+    def on_line(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError as e:
+            log.warn(f"line that is not JSON dropped: {e}")
+            self.peers.send_error(None, {"code": PARSE_ERROR, "message": f"Parse error: {e}"})
+            return
+        if not isinstance(message, dict):
+            self.peers.send_error(None, {"code": INVALID_REQUEST, "message": "not a JSON-RPC object"})
+            return
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                self._on_request(message["id"], method, message.get("params"))
+            else:
+                self._on_notification(method, message.get("params"))
+        elif "id" in message:
+            self._on_response(message)
+        else:
+            self.peers.send_error(None, {"code": INVALID_REQUEST, "message": "neither a call nor a response"})
+
+    # Requests.
+    def _on_request(self, id: Any, method: str, params: Any) -> None:
+        if method in ("proxy/successor", "_proxy/successor"):
+            if not isinstance(params, dict) or not isinstance(params.get("method"), str):
+                self.peers.send_error(id, {"code": INVALID_PARAMS, "message": f"malformed {method}"})
+                return
+            self._request_from(AGENT, id, params["method"], params.get("params"))
+            return
+        if method in ("proxy/initialize", "_proxy/initialize"):
+            self.peers.successor_method = method.replace("initialize", "successor")
+            method = "initialize"
+        elif method == "initialize":
+            log.error("received `initialize`: a proxy must be started by a conductor")
+            self.peers.send_error(id, {"code": INVALID_REQUEST, "message":
+                                       "this program is an ACP proxy: run it from a conductor, "
+                                       "which sends `proxy/initialize`"})
+            return
+        self._request_from(EDITOR, id, method, params)
+
+    def _request_from(self, side: str, id: Any, method: str, params: Any) -> None:
+        key = (side, json.dumps(id))
+        self.peers.open.add(key)
+        self.peers._current = Deferred(side, id, method)
+        try:
+            decision = self._decide(side, method, params)
+        except Exception as e:  # a hook's bug answers its request instead of stopping the proxy
+            log.error(f"hook for `{method}` failed: {e!r}")
+            decision = Fail(INTERNAL_ERROR, f"proxy {self.proxy.name} failed on `{method}`: {e}")
+        if isinstance(decision, Deferred):
+            return
+        self.peers.open.discard(key)
+        if decision is None:
+            decision = Forward()
+        elif isinstance(decision, dict):
+            decision = Forward(decision)
+        if isinstance(decision, Respond):
+            self.peers.send_result(id, decision.result)
+        elif isinstance(decision, Fail):
+            self.peers.send_error(id, decision.error_object())
+        elif isinstance(decision, Forward):
+            sent = params if decision.params is None else decision.params
+            then = decision.then
+            if then is not None and not getattr(then, "kit_hook", False):
+                user_then = then
+                then = lambda result, _sent: user_then(result)  # noqa: E731
+            route = Forwarded(side, id, method, sent, then)
+            self.peers.send_call(other(side), self.peers.new_id(route), method, sent)
+        else:
+            raise TypeError(f"a request hook returned {decision!r}")
+
+    def _decide(self, side: str, method: str, params: Any) -> Any:
+        proxy, peers = self.proxy, self.peers
+        if side == EDITOR:
+            if method == "initialize":
+                if isinstance(params, dict):
+                    peers.client_capabilities = params.get("clientCapabilities") or {}
+                return self._then(proxy.on_initialize(peers, params), self._initialized)
+            if method in SESSION_SETUP and isinstance(params, dict):
+                return self._session_setup(method, params)
+            if method == "session/close" and isinstance(params, dict):
+                session_id = params.get("sessionId")
+                if isinstance(session_id, str):
+                    proxy.on_session_end(peers, session_id)
+                    peers.session_cwds.pop(session_id, None)
+                return proxy.on_editor_request(peers, method, params)
+            if method == "session/prompt" and isinstance(params, dict):
+                return proxy.on_prompt(peers, params)
+            return proxy.on_editor_request(peers, method, params)
+        if method == "mcp/message" and self.mcp and self.mcp.owns(params):
+            return Respond(self.mcp.handle(peers, params))
+        if method in ("mcp/connect", "mcp/disconnect") and self.mcp:
+            return Fail(METHOD_NOT_FOUND, f"Method not found: `{method}` (the {proxy.name} MCP "
+                        "servers speak connectionless `mcp/message`)")
+        if method == "session/request_permission" and isinstance(params, dict):
+            decision = proxy.on_permission_request(peers, params)
+        else:
+            decision = proxy.on_agent_request(peers, method, params)
+        return self._then(decision, lambda result, sent: proxy.on_client_result(peers, method, sent, result))
+
+    def _then(self, decision: Any, hook: Any) -> Any:
+        """Adds `hook(result, params sent)` to a decision that passes the request on."""
+        if decision is None:
+            decision = Forward()
+        elif isinstance(decision, dict):
+            decision = Forward(decision)
+        if not isinstance(decision, Forward):
+            return decision
+        own = decision.then
+
+        def then(result: Any, sent: Any) -> Any:
+            changed = hook(result, sent)
+            result = result if changed is None else changed
+            if own is not None and not isinstance(result, Fail):
+                changed = own(result)
+                result = result if changed is None else changed
+            return result
+
+        then.kit_hook = True  # type: ignore[attr-defined]
+        return Forward(decision.params, then)
+
+    def _initialized(self, result: Any, sent: Any) -> Any:
+        if isinstance(result, dict):
+            self.peers.agent_capabilities = result.get("agentCapabilities") or {}
+        return None
+
+    def _session_setup(self, method: str, params: dict) -> Any:
+        cwd = params.get("cwd")
+        known = params.get("sessionId") if method in ("session/load", "session/resume") else None
+        server_id = None
+        if self.mcp is not None:
+            params = dict(params)
+            server_id = self.mcp.declare(params, known)
+        decision = self.proxy.on_editor_request(self.peers, method, params)
+        if decision is None and server_id is not None:
+            decision = params
+
+        def started(result: Any, sent: Any) -> Any:
+            session_id = known
+            if session_id is None and isinstance(result, dict):
+                session_id = result.get("sessionId")
+            if isinstance(session_id, str):
+                if server_id is not None and self.mcp is not None:
+                    self.mcp.sessions[server_id] = session_id
+                self.peers.session_cwds[session_id] = cwd
+                self._started_sessions.append(lambda: self.proxy.on_session_start(self.peers, session_id, cwd))
+            return None
+
+        return self._then(decision, started)
+
+    # Notifications.
+    def _on_notification(self, method: str, params: Any) -> None:
+        side = EDITOR
+        if method in ("proxy/successor", "_proxy/successor"):
+            if not isinstance(params, dict) or not isinstance(params.get("method"), str):
+                log.warn(f"malformed {method} notification dropped")
+                return
+            side, method, params = AGENT, params["method"], params.get("params")
+        if method == "$/cancel_request":
+            self._pass_on_cancel(side, params)
+            return
+        proxy, peers = self.proxy, self.peers
+        try:
+            if side == AGENT and method == "session/update" and isinstance(params, dict):
+                decision = proxy.on_update(peers, params)
+            elif side == AGENT and method == "mcp/message" and self.mcp and self.mcp.owns(params):
+                decision = Drop()
+            elif side == AGENT:
+                decision = proxy.on_agent_notification(peers, method, params)
+            else:
+                decision = proxy.on_editor_notification(peers, method, params)
+        except Exception as e:
+            log.error(f"hook for `{method}` failed: {e!r}; passed on unchanged")
+            decision = None
+        if isinstance(decision, Drop):
+            log.debug(f"`{method}` from the {side} side dropped")
+            return
+        if decision is not None and not isinstance(decision, dict):
+            raise TypeError(f"a notification hook returned {decision!r}")
+        peers.send_call(other(side), None, method, params if decision is None else decision)
+
+    def _pass_on_cancel(self, side: str, params: Any) -> None:
+        """Cancellation names a request on this hop: we cancel ours, plain, never wrapped."""
+        if not isinstance(params, dict) or "requestId" not in params:
+            return
+        wanted = params["requestId"]
+        for ours, route in self.peers.in_flight.items():
+            if isinstance(route, Forwarded) and route.origin_id == wanted and type(route.origin_id) is type(wanted):
+                self.peers.send_call(EDITOR, None, "$/cancel_request", {**params, "requestId": ours})
+                return
+        log.debug(f"$/cancel_request for {wanted!r}, not a request we passed on: nothing to pass on")
+
+    # Responses.
+    def _on_response(self, message: dict) -> None:
+        id = message["id"]
+        route = self.peers.in_flight.pop(id, None) if isinstance(id, int) and not isinstance(id, bool) else None
+        if route is None:
+            log.warn(f"response to id {id!r} that we are not waiting for; dropped")
+            return
+        error = message.get("error")
+        result = message.get("result")
+        if not isinstance(route, Forwarded):
+            route(result, error)
+            return
+        if error is None and route.then is not None:
+            try:
+                changed = route.then(result, route.params)
+            except Exception as e:
+                log.error(f"result hook for `{route.method}` failed: {e!r}")
+                changed = Fail(INTERNAL_ERROR, f"proxy {self.proxy.name} failed on the result of `{route.method}`")
+            if isinstance(changed, Fail):
+                self.peers.send_error(route.origin_id, changed.error_object())
+                return
+            result = result if changed is None else changed
+        if error is not None:
+            self.peers.send_error(route.origin_id, error)
+            return
+        self.peers.send_result(route.origin_id, result)
+        started, self._started_sessions = self._started_sessions, []
+        for start in started:
+            start()
