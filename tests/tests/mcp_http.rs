@@ -203,3 +203,34 @@ fn a_long_call_is_cancelled_at_its_provider() {
     editor.close_stdin();
     assert!(editor.wait_exit().success(), "{}", editor.stderr());
 }
+
+/// A session's servers live as long as the session: once the agent has answered
+/// `session/close`, their URLs answer 404, so the agent's client gets an error, and the
+/// provider hears the MCP connection end.
+#[test]
+fn a_sessions_servers_end_with_session_close() {
+    let chain = notes_chain("http-close", &["--http"], None);
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let lines = run_script(&mut editor, &session, &["open n notes", "call n recall"]);
+    assert!(lines[0].starts_with("opened n notes "), "{lines:#?}");
+    assert!(lines[1].starts_with("result n recall:"), "{lines:#?}");
+
+    let closed = editor.request("session/close", serde_json::json!({ "sessionId": session }));
+    assert!(
+        closed.response.get("result").is_some(),
+        "{}",
+        closed.response
+    );
+    editor.wait_for_stderr("MCP bridge connection closed");
+
+    // The agent still holds the client it opened; the bridge no longer serves it.
+    let after = run_script(&mut editor, &session, &["call n recall"]);
+    assert!(
+        after[0].starts_with("error n recall:") && after[0].contains("404"),
+        "{after:#?}"
+    );
+    editor.close_stdin();
+    assert!(editor.wait_exit().success(), "{}", editor.stderr());
+}

@@ -38,6 +38,10 @@ pub trait Components {
     /// link whose first line names the server.
     fn http_bridge(&mut self, server_ids: &[String]) -> std::io::Result<HttpBridgeSession>;
 
+    /// Ends the servers of the session setup served under `key` (its session was closed, or
+    /// the agent refused the setup): their URLs answer 404 and their MCP sessions end.
+    fn close_http_bridge(&mut self, key: &str);
+
     /// How the current instance at `position` was launched, for the log; `None` when
     /// nothing runs there (or, in tests, nothing was launched).
     fn launched(&self, _position: Position) -> Option<Launched> {
@@ -90,6 +94,8 @@ pub enum BridgeForm {
 /// One session setup's servers as the HTTP bridge serves them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpBridgeSession {
+    /// Names the setup's servers, for [`Components::close_http_bridge`].
+    pub key: String,
     /// One URL per server id asked for, in that order.
     pub urls: Vec<String>,
     /// `(name, value)` pairs the agent sends with every request: the session's secret.

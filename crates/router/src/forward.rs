@@ -213,6 +213,10 @@ impl<C: Components> Router<C> {
         let reusable = !origin.wrapped && !hop.wrap && rewritten.is_none();
         let params = rewritten.as_deref().or(params);
         self.deliver(link, hop, id, method, params, frame, reusable);
+        // A setup bridged over HTTP that did not reach the agent needs no servers.
+        if let Some(key) = self.http_sessions.not_sent() {
+            self.components.close_http_bridge(&key);
+        }
     }
 
     /// `proxy/initialize` is how a parent conductor opens a nested chain; it travels on as
@@ -293,6 +297,9 @@ impl<C: Components> Router<C> {
         if let Some(own) = own_id {
             self.trace_forwarded(from, to, own);
             self.arm_deadline(to, own, initializes);
+            if !hop.wrap && self.topology.agent_position() == Some(hop.position) {
+                self.http_sessions.sent(to, own, method, params);
+            }
         }
 
         let bytes = match (own_id, via) {
@@ -391,6 +398,17 @@ impl<C: Components> Router<C> {
         let Some(entry) = self.links[link].pending.complete_raw(id) else {
             return self.on_unmatched_response(link, id, outcome);
         };
+        if self.http_sessions.awaits_answers()
+            && let Ok(own) = id.get().parse::<u64>()
+        {
+            let result = match outcome {
+                Outcome::Result(result) => Some(result),
+                Outcome::Error(_) => None,
+            };
+            for key in self.http_sessions.answered(link, own, result) {
+                self.components.close_http_bridge(&key);
+            }
+        }
         match entry.purpose {
             Purpose::Bridge(_) => return self.on_bridge_response(link, entry, outcome),
             Purpose::Reinitialize => return self.on_reinitialized(link, outcome),

@@ -31,6 +31,7 @@ mod deadlines;
 mod event_loop;
 mod failure;
 mod forward;
+mod http_sessions;
 mod initialize;
 pub mod input;
 pub mod link;
@@ -279,6 +280,8 @@ pub struct Router<C> {
     lost_sessions: LostSessions,
     mcp: McpTable,
     shims: Shims,
+    /// Which ACP session each HTTP bridge setup serves.
+    http_sessions: http_sessions::HttpSessions,
     /// Whether the chain's `initialize` has arrived.
     opening: admission::Opening,
     skipped: skipped::Skipped,
@@ -345,6 +348,7 @@ impl<C: Components> Router<C> {
             lost_sessions,
             mcp: McpTable::default(),
             shims: Shims::default(),
+            http_sessions: http_sessions::HttpSessions::default(),
             opening: admission::Opening::default(),
             skipped: skipped::Skipped::default(),
             trace: None,

@@ -286,6 +286,8 @@ impl<C: Components> Router<C> {
                 return None;
             }
         };
+        self.http_sessions
+            .routing(session.key.clone(), Some(params));
         let agent = self.links[self.at(hop.position)].name.clone();
         let mut urls = ids.iter().zip(&session.urls);
         let rewritten = declaration::rewrite(params, |d| {

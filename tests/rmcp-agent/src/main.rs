@@ -159,6 +159,22 @@ impl Agent {
                 };
                 self.acp.respond(&id, result);
             }
+            (Some("session/close"), Some(id)) => {
+                let session = params["sessionId"].as_str().unwrap_or_default();
+                let known = self
+                    .sessions
+                    .lock()
+                    .expect("sessions lock")
+                    .remove(session)
+                    .is_some();
+                self.acp
+                    .record(json!({ "event": "session/close", "sessionId": session }));
+                if known {
+                    self.acp.respond(&id, json!({}));
+                } else {
+                    self.acp.respond_error(&id, -32602, "no such session");
+                }
+            }
             (Some("session/prompt"), Some(id)) => {
                 tokio::spawn(async move { self.prompt(id, params).await });
             }

@@ -46,6 +46,8 @@ pub trait Components {
     /// Serves one session setup's servers over Streamable HTTP; see
     /// [`acp_router::Components::http_bridge`].
     fn http_bridge(&mut self, server_ids: &[String]) -> std::io::Result<HttpBridgeSession>;
+    /// Ends one setup's HTTP servers; see [`acp_router::Components::close_http_bridge`].
+    fn close_http_bridge(&mut self, key: &str);
     /// How the current instance at `position` was launched, for the log.
     fn launched(&self, _position: usize) -> Option<Launched> {
         None

@@ -72,6 +72,10 @@ impl<C: Components> acp_router::Components for Port<C> {
         self.components.http_bridge(server_ids)
     }
 
+    fn close_http_bridge(&mut self, key: &str) {
+        self.components.close_http_bridge(key);
+    }
+
     fn launched(&self, position: Position) -> Option<Launched> {
         self.components.launched(position)
     }

@@ -323,4 +323,10 @@ impl Components for Supervisor {
             .expect("opened above")
             .serve_setup(server_ids)
     }
+
+    fn close_http_bridge(&mut self, key: &str) {
+        if let Some(bridge) = &self.http_bridge {
+            bridge.close_setup(key);
+        }
+    }
 }

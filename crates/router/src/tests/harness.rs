@@ -37,6 +37,8 @@ pub struct Asked {
     pub bridge_opened: usize,
     /// The server ids of each session setup served over HTTP.
     pub http_sessions: Vec<Vec<String>>,
+    /// The keys of the HTTP bridge setups the router ended, in order.
+    pub http_closed: Vec<String>,
     /// What `[conductor] mcp_bridge` says in this test (not asked: set by the test).
     pub bridge_form: BridgeForm,
     pub stopped: Vec<Position>,
@@ -109,11 +111,16 @@ impl Components for FakeComponents {
         asked.http_sessions.push(server_ids.to_vec());
         let session = asked.http_sessions.len();
         Ok(HttpBridgeSession {
+            key: format!("s{session}"),
             urls: (0..server_ids.len())
                 .map(|n| format!("http://127.0.0.1:4000/mcp/s{session}/{n}"))
                 .collect(),
             headers: vec![("Authorization".into(), format!("Bearer secret-{session}"))],
         })
+    }
+
+    fn close_http_bridge(&mut self, key: &str) {
+        self.asked.lock().unwrap().http_closed.push(key.to_string());
     }
 }
 

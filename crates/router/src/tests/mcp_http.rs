@@ -93,3 +93,41 @@ fn an_agent_that_speaks_mcp_over_acp_gets_the_declarations_even_when_it_offers_h
     );
     assert!(chain.asked.lock().unwrap().http_sessions.is_empty());
 }
+
+#[test]
+fn a_sessions_http_servers_end_when_its_close_is_answered_or_its_setup_refused() {
+    let mut chain = chain_with(BridgeForm::Auto, r#"{"http":true}"#);
+    // Session "a": set up, answered; its servers live until the agent answers its close.
+    chain.proxy(1).send(DECLARING_SESSION);
+    let setup = chain.agent().recv();
+    chain.agent().send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"sessionId":"a"}}}}"#,
+        setup["id"]
+    ));
+    chain.proxy(1).recv();
+    // A second setup the agent refuses: its servers end at once.
+    chain.proxy(1).send(DECLARING_SESSION);
+    let refused = chain.agent().recv();
+    chain.agent().send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32603,"message":"no"}}}}"#,
+        refused["id"]
+    ));
+    chain.proxy(1).recv();
+    assert_eq!(chain.asked.lock().unwrap().http_closed, ["s2"]);
+
+    chain.proxy(1).send(
+        r#"{"jsonrpc":"2.0","id":6,"method":"proxy/successor","params":{"method":"session/close","params":{"sessionId":"a"}}}"#,
+    );
+    let close = chain.agent().recv();
+    assert_eq!(
+        chain.asked.lock().unwrap().http_closed,
+        ["s2"],
+        "not before the agent answers"
+    );
+    chain.agent().send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
+        close["id"]
+    ));
+    chain.proxy(1).recv();
+    assert_eq!(chain.asked.lock().unwrap().http_closed, ["s2", "s1"]);
+}

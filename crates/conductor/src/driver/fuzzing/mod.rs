@@ -97,6 +97,10 @@ impl Components for Unstarted {
             "these components bridge over stdio only",
         ))
     }
+
+    fn close_http_bridge(&mut self, _key: &str) {
+        unreachable!("no HTTP bridge setup was ever served")
+    }
 }
 
 /// One side as the script plays it, and what it has seen.

@@ -109,6 +109,10 @@ impl Components for FakeComponents {
             "these components bridge over stdio only",
         ))
     }
+
+    fn close_http_bridge(&mut self, _key: &str) {
+        unreachable!("no HTTP bridge setup was ever served")
+    }
 }
 
 /// The far end of one link, played by the test.

@@ -108,16 +108,43 @@ impl McpHttpBridge {
             .map(|n| format!("http://{}/mcp/{token}/{n}", self.address))
             .collect();
         self.shared.registry().setups.insert(
-            token,
+            token.clone(),
             Setup {
                 secret: secret::Secret::new(&secret),
                 servers: server_ids.to_vec(),
             },
         );
         Ok(HttpBridgeSession {
+            key: token,
             urls,
             headers: vec![("Authorization".to_string(), format!("Bearer {secret}"))],
         })
+    }
+
+    /// Ends the servers of the setup under URL token `key`: its URLs answer 404 from now on,
+    /// and its MCP sessions end (their links close, so the router winds them up at the
+    /// providers as it does a shim that left).
+    pub fn close_setup(&self, key: &str) {
+        let ended: Vec<Arc<McpSession>> = {
+            let mut registry = self.shared.registry();
+            registry.setups.remove(key);
+            let ids: Vec<String> = registry
+                .sessions
+                .iter()
+                .filter(|(_, session)| session.token == key)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter()
+                .filter_map(|id| registry.sessions.remove(id))
+                .collect()
+        };
+        tracing::debug!(
+            sessions = ended.len(),
+            "MCP HTTP bridge: a session's servers ended"
+        );
+        for session in ended {
+            session.end();
+        }
     }
 
     /// A handle that ends every session, for when the components have stopped.
