@@ -9,13 +9,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use acp_conductor::component::shared::SharedProxies;
 use acp_conductor::config::{
     CommandSpec, ConductorSettings, Config, FailurePolicy, ProxyLaunch, ProxyProtocol, ProxySpec,
     Sandbox, WasmSpec,
 };
-use acp_conductor::runtime::{self, MainThread, RuntimeKind};
-use acp_conductor::supervisor::Supervisor;
+use acp_drivers::component::shared::SharedProxies;
+use acp_drivers::runtime::{self, MainThread, RuntimeKind};
+use acp_drivers::supervisor::Supervisor;
 use acp_link::Event;
 use acp_link::{LinkEvent, LinkLimits, Links};
 use acp_router::topology::{ChainMode, Topology};

@@ -13,9 +13,9 @@ use crate::mcp::shim::ShimError;
 use crate::prompt_command::{self, PromptError, PromptRequest};
 use crate::registry::RegistryError;
 use crate::run;
-use crate::runtime::{self, RuntimeKind};
 use crate::serve::ServeCommandError;
 use crate::trace_command::ViewError;
+use acp_drivers::runtime::{self, RuntimeKind};
 use acp_router::Finish;
 use acp_router::topology::ChainMode;
 

@@ -4,18 +4,14 @@
 
 pub mod cache_dir;
 pub mod cli;
-pub mod component;
 pub mod config;
 pub mod doctor;
-pub mod driver;
 pub mod logging;
 pub mod mcp;
 pub mod prompt_command;
 pub mod registry;
 pub mod run;
-pub mod runtime;
 pub mod serve;
 mod signals;
 pub mod suggest;
-pub mod supervisor;
 pub mod trace_command;

@@ -18,7 +18,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::component::stderr_relay::{self, stderr_is_terminal};
+use acp_drivers::component::stderr_relay::{self, stderr_is_terminal};
 
 pub fn init(flag: Option<&str>, default: &str) {
     let spec = filter_spec(flag, default);

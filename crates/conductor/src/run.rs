@@ -7,12 +7,12 @@ use std::time::Duration;
 use acp_wire::successor::Dialect;
 use tokio::sync::mpsc;
 
-use crate::component::shared::SharedProxies;
 use crate::config::{AgentSpec, Config, FailurePolicy, ProxyLaunch};
-use crate::driver::{ChainLink, Driver};
-use crate::runtime::MainThread;
 use crate::signals::StopSignals;
-use crate::supervisor::Supervisor;
+use acp_drivers::component::shared::SharedProxies;
+use acp_drivers::driver::{ChainLink, Driver};
+use acp_drivers::runtime::MainThread;
+use acp_drivers::supervisor::Supervisor;
 use acp_link::event::Event;
 use acp_link::{Link, LinkDone, LinkId, LinkLimits, Links};
 use acp_router::topology::{ChainMode, Topology};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub use acp_trace_view::ViewError;
 use acp_trace_view::{self as view, ServeAddrError};
 
-use crate::runtime::{self, RuntimeKind};
+use acp_drivers::runtime::{self, RuntimeKind};
 use clap::{Args, Subcommand};
 
 #[derive(Debug, Args)]

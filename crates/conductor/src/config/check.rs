@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::duration::format_duration;
-use super::size::format_size;
+use super::format_duration;
+use super::format_size;
 use super::{
     AfterRestarts, AgentSpec, BuiltinAgent, CommandSpec, Config, DirMode, FailurePolicy, Mode,
     OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, WasmSpec, inspect,

@@ -9,14 +9,13 @@ use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
 use super::diagnostics::{ConfigErrorKind, Diagnostics};
-use super::duration::parse_duration;
 use super::interpolate::{InterpolationError, interpolate, references};
 use super::observe::{ProgramLookup, Recorder, VariableUse};
 use super::resolve::{ProgramSearch, ResolveError, relative_to, resolve_dir, resolve_program};
-use super::size::{SizeError, parse_size, size_from_integer};
 use super::{
     AgentSpec, BridgeForm, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy,
-    Mode, ProxyLaunch, ProxyProtocol, ProxySpec,
+    Mode, ProxyLaunch, ProxyProtocol, ProxySpec, SizeError, parse_duration, parse_size,
+    size_from_integer,
 };
 use crate::suggest::did_you_mean;
 use failure::Component;
@@ -26,9 +25,6 @@ mod registry;
 mod remote;
 mod trace;
 mod wasm;
-
-#[cfg(not(feature = "wasm"))]
-pub(crate) use wasm::NO_WASM;
 
 const ROOT_KEYS: &[&str] = &["conductor", "agent", "proxy"];
 const CONDUCTOR_KEYS: &[&str] = &[

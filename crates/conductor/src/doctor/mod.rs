@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::config::{self, Config, ConfigErrorKind, ConfigErrors, Observations};
-use crate::runtime::{self, RuntimeKind};
+use acp_drivers::runtime::{self, RuntimeKind};
 pub(crate) use paths::DESKTOP_PATH;
 use paths::Paths;
 use probe::{ComponentProbe, Outcome};

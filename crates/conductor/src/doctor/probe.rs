@@ -13,10 +13,10 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::component::shared::SharedProxies;
 use crate::config::{Config, Mode, OnFailure};
 use crate::run::{Watcher, run_chain};
-use crate::runtime::MainThread;
+use acp_drivers::component::shared::SharedProxies;
+use acp_drivers::runtime::MainThread;
 use acp_link::event::Event;
 use acp_link::{LinkEvent, LinkId};
 use acp_router::topology::ChainMode;

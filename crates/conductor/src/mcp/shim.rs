@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::UnixStream;
 
-use crate::runtime::{self, RuntimeKind};
+use acp_drivers::runtime::{self, RuntimeKind};
 use acp_router::mcp::bridge_hello::hello_line;
 
 /// After the agent closes stdin: how long the conductor gets to close its side.

@@ -13,10 +13,10 @@ use std::time::Duration;
 use acp_remote::serve::{Arrivals, ConnectionId, NewConnection};
 use tracing::Instrument;
 
-use crate::component::shared::SharedProxies;
 use crate::config::Config;
 use crate::run;
-use crate::runtime::MainThread;
+use acp_drivers::component::shared::SharedProxies;
+use acp_drivers::runtime::MainThread;
 use acp_router::topology::ChainMode;
 
 /// Runs the chains; lives on the main thread.
@@ -45,7 +45,8 @@ impl Runner {
         stop: impl Future<Output = ()>,
         grace: Duration,
     ) {
-        let (shared, hubs) = crate::supervisor::shared_proxies::start_hubs(main, &self.config);
+        let (shared, hubs) =
+            acp_drivers::supervisor::shared_proxies::start_hubs(main, &self.config);
         let shared = Rc::new(shared);
         tokio::pin!(stop);
         loop {

@@ -11,11 +11,10 @@ use acp_remote::protocol;
 use acp_remote::serve::{self, Limits, ListenError, Options, Plan, ServeError, Server};
 use acp_router::topology::ChainMode;
 
-use crate::config::duration::parse_duration;
-use crate::config::size::parse_size;
 use crate::config::{self, Config, Mode};
-use crate::runtime::{self, MainThread, RuntimeKind};
+use crate::config::{parse_duration, parse_size};
 use crate::signals::StopSignals;
+use acp_drivers::runtime::{self, MainThread, RuntimeKind};
 use chains::Runner;
 
 /// After a signal, how long running chains get to stop before `serve` exits anyway.

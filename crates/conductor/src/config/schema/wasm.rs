@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use toml::de::DeTable;
 
 use super::super::resolve::relative_to;
-use super::super::{DirGrant, DirMode, Sandbox, WasmDownload, WasmKind, WasmSpec};
+use super::super::{DirGrant, DirMode, NO_WASM, Sandbox, WasmDownload, WasmKind, WasmSpec};
 use super::{Scope, Validator, Value, entries};
 use crate::suggest::did_you_mean;
 
@@ -16,11 +16,6 @@ const DIR_KEYS: &[&str] = &["host", "guest", "mode"];
 const DIR_MODES: &[(&str, DirMode)] = &[("ro", DirMode::ReadOnly), ("rw", DirMode::ReadWrite)];
 /// Below this a Rust proxy cannot even start; a smaller cap is a typo, not a policy.
 const MIN_MEMORY: usize = 1 << 20;
-
-/// Why a `wasm` proxy cannot run in a native-only build (`--no-default-features`).
-pub(crate) const NO_WASM: &str = "this acp-conductor was built without WASM support (cargo \
-     feature `wasm`, on by default): rebuild it with default features, or run the proxy as a \
-     `command`";
 
 impl Validator<'_, '_, '_> {
     /// `[proxy.sandbox]` only means something for a proxy the conductor hosts itself.

@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::config::{FailurePolicy, TraceSettings};
 use crate::driver::{ChainLink, Components, Driver, Restarted};
+use crate::spec::{FailurePolicy, TraceSettings};
 use acp_link::event::Event;
 use acp_link::{LinkId, LinkLimits, Links, MemoryPeer, ReadGate};
 use acp_router::skipped::Skipped;

@@ -16,8 +16,8 @@ use crate::component::shared::SharedProxy;
 #[cfg(feature = "wasm")]
 use crate::component::wasm;
 use crate::component::{Instance, StartError, Started, native, remote};
-use crate::config::{CommandSpec, RemoteSpec, WasmSpec};
 use crate::runtime::MainThread;
+use crate::spec::{CommandSpec, RemoteSpec, WasmSpec};
 use acp_link::Links;
 use acp_link::event::Event;
 

@@ -25,10 +25,11 @@ use wasmtime_wasi_io::IoView;
 use super::error::WasmError;
 use super::http;
 use super::limits::MemoryCap;
+use super::needs::{PROVIDED_PACKAGES, UnmetNeed};
 use super::network::NetworkAttempts;
 use super::sockets::{self, DeniedSockets};
 use super::streams::{GuestStderr, GuestStdin, GuestStdout};
-use crate::config::{DirMode, PROVIDED_PACKAGES, UnmetNeed, WasmSpec};
+use crate::spec::{DirMode, WasmSpec};
 
 /// The most resources (streams, files, pollables) one component may hold at once; each
 /// costs host memory that the memory cap does not see.

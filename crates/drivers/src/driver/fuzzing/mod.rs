@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use self::ledger::Ledger;
 pub use self::script::{Script, Side, Step};
 use super::{ChainLink, Components, Driver, Restarted};
-use crate::config::FailurePolicy;
+use crate::spec::FailurePolicy;
 use acp_link::event::{Event, ExitStatus};
 use acp_link::{LinkEvent, LinkId, LinkLimits, Links, MemoryPeer};
 use acp_router::topology::{ChainMode, Position, Topology};

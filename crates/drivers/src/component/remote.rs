@@ -8,7 +8,7 @@
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{StartError, Started, StopSignal, report_exit, trace_started};
-use crate::config::RemoteSpec;
+use crate::spec::RemoteSpec;
 use acp_link::Links;
 use acp_link::event::Event;
 use acp_remote::client::{self, Connection, Ended, Target};

@@ -28,7 +28,7 @@ use wasmtime::component::Component;
 use wasmtime::{Engine, Module};
 
 use super::error::{CacheError, CompileError};
-use crate::config::WasmKind;
+use crate::spec::WasmKind;
 
 type Tag = Hmac<Sha256>;
 

@@ -11,8 +11,8 @@ use tokio::sync::{mpsc, watch};
 use super::stderr_relay;
 use super::stderr_tail::StderrTail;
 use super::{Instance, StartError, Started, StopSignal, report_exit, trace_started};
-use crate::config::CommandSpec;
 use crate::runtime::MainThread;
+use crate::spec::CommandSpec;
 use acp_link::Links;
 use acp_link::event::{Event, ExitStatus as ComponentExit};
 

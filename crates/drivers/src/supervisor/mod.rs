@@ -24,9 +24,9 @@ use tokio::sync::mpsc::error::TrySendError;
 
 use crate::component::shared::SharedProxies;
 use crate::component::{Instance, Started};
-use crate::config::{AgentSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol};
 use crate::driver::{ChainLink, Components, Restarted};
 use crate::runtime::MainThread;
+use crate::spec::{AgentSpec, Config, FailurePolicy, ProxyLaunch, ProxyProtocol};
 use acp_link::event::Event;
 use acp_link::{Link, LinkId, Links};
 use acp_router::topology::{Position, Topology};

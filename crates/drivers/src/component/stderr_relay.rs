@@ -8,8 +8,8 @@
 //! cursor movement or a title change would garble the lines around it. The tail, which
 //! ends up in error responses, never keeps any.
 //!
-//! The relay's log lines bypass `tracing-subscriber`'s own escaping (see
-//! [`crate::logging`]): that escaping writes each ESC as the four characters `\x1b`, which
+//! The relay's log lines bypass `tracing-subscriber`'s own escaping (see the
+//! binary's `logging`): that escaping writes each ESC as the four characters `\x1b`, which
 //! is how coloured stderr used to arrive. [`clean`] is what makes the bypass safe.
 
 use std::borrow::Cow;

@@ -13,6 +13,7 @@ mod error;
 mod http;
 mod instance;
 mod limits;
+pub mod needs;
 mod network;
 mod sandbox;
 mod sockets;
@@ -25,7 +26,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::stderr_tail::StderrTail;
 use super::{StartError, Started, StopSignal, report_exit, trace_started};
-use crate::config::WasmSpec;
+use crate::spec::WasmSpec;
 use acp_link::Links;
 use acp_link::event::Event;
 use cache::CompileCache;

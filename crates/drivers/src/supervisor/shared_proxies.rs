@@ -7,8 +7,8 @@ use tokio::sync::mpsc;
 use super::starter::{self, Launch, Starter};
 use crate::component::shared::{ProxySupervisor, SharedHubs, SharedProxies};
 use crate::component::{Instance, StartError, Started};
-use crate::config::{Config, ProxyLaunch};
 use crate::runtime::MainThread;
+use crate::spec::{Config, ProxyLaunch};
 use acp_link::{LinkLimits, Links};
 
 /// Events of a shared proxy's instance (its link's frames, its end) queued for its hub.

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::harness::{Chain, Spec};
-use crate::config::{AfterRestarts, FailurePolicy, OnFailure};
+use crate::spec::{AfterRestarts, FailurePolicy, OnFailure};
 
 /// The message records of `link` in direction `dir`, in file order.
 fn on<'a>(records: &'a [Value], link: &str, dir: &str) -> Vec<&'a Value> {

@@ -8,7 +8,7 @@
 
 use wasmparser::{CanonicalFunction, CanonicalOption, Chunk, Parser, Payload};
 
-use super::WasmKind;
+use crate::spec::WasmKind;
 
 /// The WASI 0.2 packages the host links for a component; `wasi:sockets` and `wasi:http` with
 /// everything that would reach the network denied.

@@ -7,7 +7,7 @@ const UNITS: [(&str, u64); 4] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3
 
 /// Parses a whole number followed by a unit; the unit is required because a bare number
 /// is ambiguous between seconds and milliseconds.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let digits_end = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
@@ -30,7 +30,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
 
 /// Why a text is not a duration; each names the text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum DurationError {
+pub enum DurationError {
     #[error(
         "invalid duration \"{0}\": write a whole number followed by ms, s, m or h, such as \"30s\""
     )]
@@ -40,7 +40,7 @@ pub(crate) enum DurationError {
 }
 
 /// The shortest exact rendering of a duration, for summaries ("30s", "1500ms").
-pub(crate) fn format_duration(duration: Duration) -> String {
+pub fn format_duration(duration: Duration) -> String {
     let millis = duration.as_millis();
     let (name, multiplier) = UNITS
         .iter()

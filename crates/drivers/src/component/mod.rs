@@ -37,7 +37,7 @@ pub enum StartError {
     WasmEngine(#[from] wasm::EngineError),
     /// A `wasm` proxy in a conductor built without WASM support.
     #[cfg(not(feature = "wasm"))]
-    #[error("{}", crate::config::NO_WASM)]
+    #[error("{}", crate::spec::NO_WASM)]
     NoWasm,
     /// A remote component's URL and headers cannot make a request.
     #[error(transparent)]

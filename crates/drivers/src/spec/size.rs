@@ -10,7 +10,7 @@ const UNITS: [(&str, u64); 4] = [
 
 /// Parses a size string; sizes are always positive because every size we configure
 /// bounds a buffer, and a zero bound would refuse all traffic.
-pub(crate) fn parse_size(text: &str) -> Result<usize, SizeError> {
+pub fn parse_size(text: &str) -> Result<usize, SizeError> {
     let digits_end = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
@@ -37,7 +37,7 @@ pub(crate) fn parse_size(text: &str) -> Result<usize, SizeError> {
 }
 
 /// A size given as a TOML integer, in bytes.
-pub(crate) fn size_from_integer(integer: i128) -> Result<usize, SizeError> {
+pub fn size_from_integer(integer: i128) -> Result<usize, SizeError> {
     if integer < 0 {
         return Err(SizeError::Negative(integer));
     }
@@ -56,7 +56,7 @@ fn positive(bytes: usize) -> Result<usize, SizeError> {
 
 /// Why a text or an integer is not a size.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum SizeError {
+pub enum SizeError {
     /// `hint` suggests the binary unit a decimal or abbreviated one probably meant, or is empty.
     #[error(
         "invalid size \"{text}\": write a whole number of bytes, or a whole number followed by \
@@ -87,7 +87,7 @@ fn decimal_unit_hint(digits: &str, unit: &str) -> String {
 }
 
 /// The shortest exact rendering of a size, for summaries ("64 MiB", "1000 B").
-pub(crate) fn format_size(bytes: usize) -> String {
+pub fn format_size(bytes: usize) -> String {
     let bytes = bytes as u64;
     let (name, multiplier) = UNITS
         .iter()

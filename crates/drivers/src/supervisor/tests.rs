@@ -9,7 +9,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::config::{CommandSpec, ConductorSettings, FailurePolicy, ProxySpec};
+use crate::spec::{CommandSpec, ConductorSettings, FailurePolicy, ProxySpec};
 use acp_link::{LinkEvent, LinkLimits};
 use acp_router::topology::ChainMode;
 

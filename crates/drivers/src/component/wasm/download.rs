@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::config::WasmDownload;
+use crate::spec::WasmDownload;
 
 /// How long one download may take; a Python component is about 18 MB.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(300);

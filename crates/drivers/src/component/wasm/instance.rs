@@ -13,9 +13,10 @@ use super::cache::{CompileCache, Compiled, Provenance};
 use super::download;
 use super::error::WasmError;
 use super::limits::{ComputeClock, MemoryCap};
+use super::needs::unmet_need;
 use super::sandbox::{self, GuestIo, GuestState};
-use crate::config::{WasmKind, WasmSpec, unmet_need};
-use crate::config::{format_duration, format_size};
+use crate::spec::{WasmKind, WasmSpec};
+use crate::spec::{format_duration, format_size};
 
 /// Runs the guest of `spec` to its end and returns the reason it ended, worded like a
 /// native child's ("exited with status 0", "trapped: ...").

@@ -8,7 +8,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::download::DownloadError;
-use crate::config::UnmetNeed;
+use super::needs::UnmetNeed;
 
 /// Why a WASM proxy could not be loaded (read, compiled, linked or instantiated); its exit
 /// reason is "could not be loaded: " and this.
