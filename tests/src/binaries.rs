@@ -233,6 +233,7 @@ pub fn workspace_root() -> &'static Path {
 /// The conductor's sources, relative to the workspace root.
 const CONDUCTOR_SOURCES: &[&str] = &[
     "crates/conductor",
+    "crates/drivers",
     "crates/acp-wire",
     "crates/router",
     "crates/link",
@@ -268,6 +269,9 @@ fn newer_file(dir: &Path, time: std::time::SystemTime) -> Option<PathBuf> {
         let Ok(metadata) = entry.metadata() else {
             continue;
         };
+        if is_unit_test_source(&path) {
+            continue;
+        }
         if metadata.is_dir() {
             if entry.file_name() != "target"
                 && let Some(newer) = newer_file(&path, time)
@@ -279,6 +283,17 @@ fn newer_file(dir: &Path, time: std::time::SystemTime) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// A crate's own unit tests (`src/**/tests/`, `tests.rs`, `*_tests.rs`): compiled only into its
+/// test binary, so editing one leaves the programs as they are and cargo does not relink them.
+fn is_unit_test_source(path: &Path) -> bool {
+    let in_src = path.components().any(|part| part.as_os_str() == "src");
+    let name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
+    in_src && (name == "tests" || name == "tests.rs" || name.ends_with("_tests.rs"))
 }
 
 fn is_file(path: &Path) -> bool {

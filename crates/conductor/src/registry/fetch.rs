@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use acp_remote::bounded_get::{self, Bounds, GetError};
 use sha2::{Digest, Sha256};
 
 use super::{Origin, Registry, RegistryError, SetupError};
@@ -140,54 +141,33 @@ fn fetch_on_this_thread(url: &str) -> Result<String, RegistryError> {
 }
 
 async fn get(url: &str) -> Result<String, RegistryError> {
-    let request = |error: reqwest::Error| RegistryError::Request {
-        url: url.to_owned(),
-        source: error.without_url(),
+    let bounds = Bounds {
+        timeout: FETCH_TIMEOUT,
+        max_size: MAX_SIZE,
     };
-    let tls = acp_remote::client_tls::client_config(&[b"h2", b"http/1.1"]).map_err(|error| {
-        RegistryError::Setup {
-            url: url.to_owned(),
-            cause: SetupError::Tls(error),
-        }
-    })?;
-    let client = reqwest::Client::builder()
-        .timeout(FETCH_TIMEOUT)
-        .user_agent(concat!("acp-conductor/", env!("CARGO_PKG_VERSION")))
-        .tls_backend_preconfigured((*tls).clone())
-        .build()
-        .map_err(request)?;
-    let mut response = client
-        .get(url)
-        .send()
+    let url_owned = || url.to_owned();
+    let body = bounded_get::get(url, bounds)
         .await
-        .and_then(reqwest::Response::error_for_status)
-        .map_err(request)?;
-    let too_large = || RegistryError::TooLarge {
-        url: url.to_owned(),
-        limit: MAX_SIZE,
-    };
-    if response
-        .content_length()
-        .is_some_and(|length| length > MAX_SIZE)
-    {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| RegistryError::Body {
-            url: url.to_owned(),
-            source: error.without_url(),
-        })?
-    {
-        if (body.len() + chunk.len()) as u64 > MAX_SIZE {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
+        .map_err(|error| match error {
+            GetError::Tls(error) => RegistryError::Setup {
+                url: url_owned(),
+                cause: SetupError::Tls(error),
+            },
+            GetError::Request(source) => RegistryError::Request {
+                url: url_owned(),
+                source,
+            },
+            GetError::Body(source) => RegistryError::Body {
+                url: url_owned(),
+                source,
+            },
+            GetError::TooLarge { limit } => RegistryError::TooLarge {
+                url: url_owned(),
+                limit,
+            },
+        })?;
     String::from_utf8(body).map_err(|error| RegistryError::NotUtf8 {
-        url: url.to_owned(),
+        url: url_owned(),
         source: error,
     })
 }

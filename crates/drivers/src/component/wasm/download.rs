@@ -7,6 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use acp_remote::bounded_get::{self, Bounds, GetError};
 use sha2::{Digest, Sha256};
 
 use crate::spec::WasmDownload;
@@ -102,43 +103,27 @@ pub async fn bytes(path: &Path, download: &WasmDownload) -> Result<Vec<u8>, Down
 }
 
 async fn fetch(url: &str) -> Result<Vec<u8>, DownloadError> {
-    let failed = |source: reqwest::Error| DownloadError::Fetch {
-        url: url.to_owned(),
-        source: source.without_url(),
+    let bounds = Bounds {
+        timeout: FETCH_TIMEOUT,
+        max_size: MAX_SIZE,
     };
-    let tls = acp_remote::client_tls::client_config(&[b"h2", b"http/1.1"]).map_err(|source| {
-        DownloadError::Tls {
-            url: url.to_owned(),
-            source,
-        }
-    })?;
-    let client = reqwest::Client::builder()
-        .timeout(FETCH_TIMEOUT)
-        .user_agent(concat!("acp-conductor/", env!("CARGO_PKG_VERSION")))
-        .tls_backend_preconfigured((*tls).clone())
-        .build()
-        .map_err(failed)?;
-    let mut response = client
-        .get(url)
-        .send()
+    let url_owned = || url.to_owned();
+    bounded_get::get(url, bounds)
         .await
-        .and_then(reqwest::Response::error_for_status)
-        .map_err(failed)?;
-    let too_large = || DownloadError::TooLarge {
-        url: url.to_owned(),
-        limit: MAX_SIZE,
-    };
-    if response.content_length().is_some_and(|n| n > MAX_SIZE) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(failed)? {
-        if (body.len() + chunk.len()) as u64 > MAX_SIZE {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+        .map_err(|error| match error {
+            GetError::Tls(source) => DownloadError::Tls {
+                url: url_owned(),
+                source,
+            },
+            GetError::Request(source) | GetError::Body(source) => DownloadError::Fetch {
+                url: url_owned(),
+                source,
+            },
+            GetError::TooLarge { limit } => DownloadError::TooLarge {
+                url: url_owned(),
+                limit,
+            },
+        })
 }
 
 /// Writes `bytes` to `file` (mode 0600, in a 0700 directory) through a temporary name, so
