@@ -11,12 +11,18 @@
 //! and after each write the entries unused for [`MAX_AGE`] go, then the least recently used
 //! until the rest fit in [`MAX_BYTES`]. A Python or JavaScript proxy's entry is 34-38 MB, one
 //! per build of it and per conductor version.
+//!
+//! An entry is wasmtime's compiled artifact followed by its tag and [`MAGIC`], so that wasmtime
+//! can map it from the file: its code and its initial memory images are then pages of the page
+//! cache that a proxy touches, shared by every conductor using the entry, instead of a private
+//! copy of the whole artifact in each conductor (tens of MB for a Python or JavaScript proxy).
 
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -32,8 +38,13 @@ use crate::spec::WasmKind;
 
 type Tag = Hmac<Sha256>;
 
-/// First bytes of every entry; bump the version when the layout changes.
-const MAGIC: &[u8; 16] = b"acp-wasm-cache\x00\x01";
+/// Last bytes of every entry; bump the version when the layout changes (version 1 put it and
+/// the tag first, so its entries are rejected as not entries and recompiled).
+const MAGIC: &[u8; 16] = b"acp-wasm-cache\x00\x02";
+/// The tag and the magic after the payload.
+const TRAILER_BYTES: usize = TAG_BYTES + MAGIC.len();
+/// How much of an entry is read at a time while its tag is checked.
+const CHECK_CHUNK: usize = 64 * 1024;
 const TAG_BYTES: usize = 32;
 const KEY_BYTES: usize = 32;
 const KEY_FILE: &str = "key";
@@ -145,13 +156,24 @@ impl CompileCache {
             }
         }
         let compiled = compile(engine, bytes, kind)?;
-        let not_stored = match store {
-            None => Some(CacheError::NoDirectory),
-            Some(Err(reason)) => Some(reason),
-            Some(Ok(store)) => store.write(&compiled).err().or_else(|| {
-                prune(store.entry.parent()?, &store.entry, MAX_BYTES, MAX_AGE);
-                None
-            }),
+        let (stored, not_stored) = match store {
+            None => (None, Some(CacheError::NoDirectory)),
+            Some(Err(reason)) => (None, Some(reason)),
+            Some(Ok(store)) => match store.write(&compiled) {
+                Ok(()) => {
+                    if let Some(dir) = store.entry.parent() {
+                        prune(dir, &store.entry, MAX_BYTES, MAX_AGE);
+                    }
+                    (Some(store), None)
+                }
+                Err(reason) => (None, Some(reason)),
+            },
+        };
+        // Stored: run it from the entry, mapped from the file like every later start, and let
+        // the private copy the compilation made go.
+        let compiled = match stored.map(|store| store.read(engine, kind)) {
+            Some(Ok(Some(mapped))) => mapped,
+            _ => compiled,
         };
         Ok((
             compiled,
@@ -201,16 +223,16 @@ impl Store {
         })
     }
 
-    fn tag(&self, payload: &[u8]) -> Tag {
+    /// The MAC over the context, before the payload is added to it.
+    fn mac(&self) -> Tag {
         let mut tag = Tag::new_from_slice(&self.key).expect("HMAC takes keys of any length");
         tag.update(&self.context);
-        tag.update(payload);
         tag
     }
 
     /// `Ok(None)`: no entry. `Err`: an entry that must not be used, and why.
     fn read(&self, engine: &Engine, kind: WasmKind) -> Result<Option<Compiled>, CacheError> {
-        let mut file = match File::open(&self.entry) {
+        let file = match File::open(&self.entry) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
@@ -224,29 +246,49 @@ impl Store {
         private_file(&self.entry, &metadata)?;
         // Its last use, for pruning; an entry that cannot be touched is merely pruned sooner.
         let _ = file.set_modified(SystemTime::now());
-        let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-        file.read_to_end(&mut bytes)
-            .map_err(|source| CacheError::ReadEntry {
-                path: self.entry.clone(),
-                source,
-            })?;
-        let header = MAGIC.len() + TAG_BYTES;
-        if bytes.len() < header || &bytes[..MAGIC.len()] != MAGIC {
+        let unreadable = |source| CacheError::ReadEntry {
+            path: self.entry.clone(),
+            source,
+        };
+        let Some(payload_len) = metadata.len().checked_sub(TRAILER_BYTES as u64) else {
+            return Err(CacheError::NotAnEntry(self.entry.clone()));
+        };
+        let mut trailer = [0u8; TRAILER_BYTES];
+        file.read_exact_at(&mut trailer, payload_len)
+            .map_err(unreadable)?;
+        let (tag, magic) = trailer.split_at(TAG_BYTES);
+        if magic != MAGIC {
             return Err(CacheError::NotAnEntry(self.entry.clone()));
         }
-        let (tag, payload) = bytes[MAGIC.len()..].split_at(TAG_BYTES);
-        self.tag(payload)
-            .verify_slice(tag)
+        // The payload is checked a chunk at a time, so that it is never copied whole: the
+        // pages read stay in the page cache, where wasmtime maps them from below.
+        let mut mac = self.mac();
+        let mut chunk = vec![0u8; CHECK_CHUNK];
+        let mut payload = (&file).take(payload_len);
+        loop {
+            let read = payload.read(&mut chunk).map_err(unreadable)?;
+            if read == 0 {
+                break;
+            }
+            mac.update(&chunk[..read]);
+        }
+        mac.verify_slice(tag)
             .map_err(|_| CacheError::Integrity(self.entry.clone()))?;
+        // The file just checked, by its descriptor: a name could be renamed over meanwhile.
+        let checked = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
         // SAFETY: the payload is bytes that `Module::serialize`/`Component::serialize` produced
         // in a conductor holding this cache's secret key (the MAC proves it), for exactly
         // this source and a compatible engine (both covered by the MAC); wasmtime checks
-        // the engine settings again while deserializing.
+        // the engine settings again while deserializing. Entries are never changed in place
+        // (a writer renames a new file over the name, pruning removes it), so the mapping
+        // keeps the bytes checked; the trailer after the artifact is outside its sections.
         let compiled = unsafe {
             match kind {
-                WasmKind::Module => Module::deserialize(engine, payload).map(Compiled::Module),
+                WasmKind::Module => {
+                    Module::deserialize_file(engine, &checked).map(Compiled::Module)
+                }
                 WasmKind::Component => {
-                    Component::deserialize(engine, payload).map(Compiled::Component)
+                    Component::deserialize_file(engine, &checked).map(Compiled::Component)
                 }
             }
         };
@@ -264,7 +306,9 @@ impl Store {
             Compiled::Component(component) => component.serialize(),
         }
         .map_err(CacheError::Serialize)?;
-        let tag = self.tag(&payload).finalize().into_bytes();
+        let mut mac = self.mac();
+        mac.update(&payload);
+        let tag = mac.finalize().into_bytes();
         let temporary = self.entry.with_extension(format!(
             "{}.{}.tmp",
             std::process::id(),
@@ -276,9 +320,9 @@ impl Store {
                 .create_new(true)
                 .mode(0o600)
                 .open(&temporary)?;
-            file.write_all(MAGIC)?;
-            file.write_all(&tag)?;
             file.write_all(&payload)?;
+            file.write_all(&tag)?;
+            file.write_all(MAGIC)?;
             file.sync_data()?;
             fs::rename(&temporary, &self.entry)
         })();
