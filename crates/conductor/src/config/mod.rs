@@ -28,7 +28,9 @@ use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
 #[cfg(feature = "wasm")]
-pub use acp_drivers::component::wasm::needs::{PROVIDED_PACKAGES, UnmetNeed, unmet_need};
+pub use acp_drivers::component::wasm::needs::{
+    PROVIDED_PACKAGES, UnmetNeed, unmet_need, unmet_need_in_file,
+};
 pub use acp_drivers::spec::*;
 pub use check::check;
 pub use diagnostics::{ConfigError, ConfigErrorKind, ConfigErrors};

@@ -424,10 +424,7 @@ impl Validator<'_, '_, '_> {
 /// now is left to the loader, which says so when it starts.
 #[cfg(feature = "wasm")]
 fn needs_of_file(path: &std::path::Path, kind: WasmKind) -> Result<(), super::super::UnmetNeed> {
-    match std::fs::read(path) {
-        Ok(bytes) => super::super::unmet_need(&bytes, kind),
-        Err(_) => Ok(()),
-    }
+    super::super::unmet_need_in_file(path, kind).unwrap_or(Ok(()))
 }
 
 /// A native-only build refuses every `wasm` proxy already.

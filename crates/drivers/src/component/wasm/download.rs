@@ -10,6 +10,7 @@ use std::time::Duration;
 use acp_remote::bounded_get::{self, Bounds, GetError};
 use sha2::{Digest, Sha256};
 
+use super::file_bytes::FileBytes;
 use crate::spec::WasmDownload;
 
 /// How long one download may take; a Python component is about 18 MB.
@@ -56,13 +57,13 @@ pub enum DownloadError {
 
 /// The bytes of `download`: the copy at `path` when it has the required hash, else fetched,
 /// checked and kept at `path` for the next start.
-pub async fn bytes(path: &Path, download: &WasmDownload) -> Result<Vec<u8>, DownloadError> {
+pub async fn bytes(path: &Path, download: &WasmDownload) -> Result<FileBytes, DownloadError> {
     let cached = path.to_path_buf();
-    let kept = tokio::task::spawn_blocking(move || std::fs::read(cached))
+    let kept = tokio::task::spawn_blocking(move || FileBytes::read(&cached))
         .await
         .map_err(DownloadError::Task)?;
     if let Ok(bytes) = kept {
-        if Sha256::digest(&bytes).as_slice() == download.sha256 {
+        if Sha256::digest(&bytes[..]).as_slice() == download.sha256 {
             return Ok(bytes);
         }
         tracing::warn!(
@@ -88,9 +89,14 @@ pub async fn bytes(path: &Path, download: &WasmDownload) -> Result<Vec<u8>, Down
         download.url
     );
     let (file, url) = (path.to_path_buf(), download.url.clone());
-    let bytes = tokio::task::spawn_blocking(move || {
+    // Kept, then read back from the file like every later start, so that the download's own
+    // buffer goes now (FileBytes says why).
+    tokio::task::spawn_blocking(move || {
         keep(&file, &bytes)
-            .map(|()| bytes)
+            .and_then(|()| {
+                drop(bytes);
+                FileBytes::read(&file)
+            })
             .map_err(|source| DownloadError::Store {
                 url,
                 path: file,
@@ -98,8 +104,7 @@ pub async fn bytes(path: &Path, download: &WasmDownload) -> Result<Vec<u8>, Down
             })
     })
     .await
-    .map_err(DownloadError::Task)??;
-    Ok(bytes)
+    .map_err(DownloadError::Task)?
 }
 
 async fn fetch(url: &str) -> Result<Vec<u8>, DownloadError> {

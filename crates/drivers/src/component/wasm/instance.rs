@@ -12,6 +12,7 @@ use wasmtime_wasi::p2::bindings::Command;
 use super::cache::{CompileCache, Compiled, Provenance};
 use super::download;
 use super::error::WasmError;
+use super::file_bytes::FileBytes;
 use super::limits::{ComputeClock, MemoryCap};
 use super::needs::unmet_need;
 use super::sandbox::{self, GuestIo, GuestState};
@@ -53,7 +54,7 @@ async fn load(
         Some(download) => download::bytes(&spec.module, download).await?,
         None => {
             let module = spec.module.clone();
-            tokio::task::spawn_blocking(move || std::fs::read(module))
+            tokio::task::spawn_blocking(move || FileBytes::read(&module))
                 .await
                 .map_err(WasmError::ReadTask)?
                 .map_err(|source| WasmError::Read {

@@ -10,6 +10,7 @@ mod cache;
 mod download;
 mod engine;
 mod error;
+mod file_bytes;
 mod http;
 mod instance;
 mod limits;

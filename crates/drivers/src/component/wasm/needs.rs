@@ -6,8 +6,11 @@
 //! refused with one message, by `check` before anything starts and by the loader before a
 //! compilation that can take seconds for a large component.
 
+use std::path::Path;
+
 use wasmparser::{CanonicalFunction, CanonicalOption, Chunk, Parser, Payload};
 
+use super::file_bytes::FileBytes;
 use crate::spec::WasmKind;
 
 /// The WASI 0.2 packages the host links for a component; `wasi:sockets` and `wasi:http` with
@@ -109,6 +112,12 @@ pub fn unmet_need(bytes: &[u8], kind: WasmKind) -> Result<(), UnmetNeed> {
         Ok(None) | Err(_) => Ok(()),
         Ok(Some(need)) => Err(need),
     }
+}
+
+/// [`unmet_need`] of the file at `path`, read as the loader reads it ([`FileBytes`]: a
+/// configuration naming the same large component twice must not leave a copy of it behind).
+pub fn unmet_need_in_file(path: &Path, kind: WasmKind) -> std::io::Result<Result<(), UnmetNeed>> {
+    FileBytes::read(path).map(|bytes| unmet_need(&bytes, kind))
 }
 
 fn first_unmet_need(
