@@ -6,6 +6,10 @@
 //! and `wasm-pass.wasm` for both targets under `target/wasm-fixtures` (see docs/performance.md).
 //! Prints markdown to stdout, progress to stderr. `--quick` uses tiny counts; `--conductor PATH`
 //! measures another build of the conductor with the same proxies and agent.
+//!
+//! `--kits` adds the kit-probe proxies of the TypeScript and Python kits (`tests/kit-proxies`),
+//! natively (`node`, `python3` on `PATH`) and as WASM components, as `.ci/setup-wasm-kits`
+//! builds them into `target/wasm-kits`, and their start times.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,6 +25,10 @@ enum Build {
     Native,
     WasiP1,
     WasiP2,
+    PythonNative,
+    PythonWasm,
+    TypeScriptNative,
+    TypeScriptWasm,
 }
 
 impl Build {
@@ -29,7 +37,18 @@ impl Build {
             Build::Native => "native",
             Build::WasiP1 => "WASM (wasip1 module)",
             Build::WasiP2 => "WASM (wasip2 component)",
+            Build::PythonNative => "Python kit, native (`python3`)",
+            Build::PythonWasm => "Python kit, WASM (componentize-py)",
+            Build::TypeScriptNative => "TypeScript kit, native (`node`)",
+            Build::TypeScriptWasm => "TypeScript kit, WASM (componentize-js)",
         }
+    }
+
+    fn is_wasm(self) -> bool {
+        matches!(
+            self,
+            Build::WasiP1 | Build::WasiP2 | Build::PythonWasm | Build::TypeScriptWasm
+        )
     }
 }
 
@@ -57,7 +76,17 @@ struct Programs {
     native_proxy: PathBuf,
     wasip1_proxy: PathBuf,
     wasip2_proxy: PathBuf,
+    kits: KitPrograms,
     scratch: PathBuf,
+}
+
+/// The kit-probe proxies, each as a source run natively and as a component.
+struct KitPrograms {
+    python_script: PathBuf,
+    python_kit: PathBuf,
+    python_component: PathBuf,
+    typescript_script: PathBuf,
+    typescript_component: PathBuf,
 }
 
 impl Programs {
@@ -75,6 +104,13 @@ impl Programs {
             native_proxy: release.join("wasm-pass"),
             wasip1_proxy: wasm("wasm32-wasip1"),
             wasip2_proxy: wasm("wasm32-wasip2"),
+            kits: KitPrograms {
+                python_script: root.join("tests/kit-proxies/kit_probe.py"),
+                python_kit: root.join("kits/python"),
+                python_component: root.join("target/wasm-kits/components/kit-probe-py.wasm"),
+                typescript_script: root.join("target/wasm-kits/native/kit-probe-ts.mjs"),
+                typescript_component: root.join("target/wasm-kits/components/kit-probe-ts.wasm"),
+            },
             scratch,
         };
         for path in [
@@ -94,6 +130,47 @@ impl Programs {
         Ok(programs)
     }
 
+    /// Whether the kit-probe proxies are built (`.ci/setup-wasm-kits`).
+    fn check_kits(&self) -> Result<()> {
+        let kits = &self.kits;
+        for path in [
+            &kits.python_script,
+            &kits.python_component,
+            &kits.typescript_script,
+            &kits.typescript_component,
+        ] {
+            if !path.is_file() {
+                return Err(BenchError(format!(
+                    "{} is missing: run .ci/setup-wasm-kits",
+                    path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The keys of one `[[proxy]]` table of `build`, after its name.
+    fn proxy_keys(&self, build: Build) -> String {
+        let path = |path: &Path| toml_string(&path.to_string_lossy());
+        let kits = &self.kits;
+        match build {
+            Build::Native => format!("command = {}\n", path(&self.native_proxy)),
+            Build::WasiP1 => format!("wasm = {}\n", path(&self.wasip1_proxy)),
+            Build::WasiP2 => format!("wasm = {}\n", path(&self.wasip2_proxy)),
+            Build::PythonNative => format!(
+                "command = \"python3\"\nargs = [{}]\nenv = {{ PYTHONPATH = {} }}\n",
+                path(&kits.python_script),
+                path(&kits.python_kit)
+            ),
+            Build::PythonWasm => format!("wasm = {}\n", path(&kits.python_component)),
+            Build::TypeScriptNative => format!(
+                "command = \"node\"\nargs = [{}]\n",
+                path(&kits.typescript_script)
+            ),
+            Build::TypeScriptWasm => format!("wasm = {}\n", path(&kits.typescript_component)),
+        }
+    }
+
     /// A chain of `proxies` pass-through proxies built as `build`, compiled code cached in
     /// `cache`.
     fn launch(&self, build: Build, proxies: usize, cache: &Path, label: &str) -> Result<Launch> {
@@ -103,14 +180,9 @@ impl Programs {
             toml_string(&self.agent.to_string_lossy())
         );
         for index in 1..=proxies {
-            let (key, path) = match build {
-                Build::Native => ("command", &self.native_proxy),
-                Build::WasiP1 => ("wasm", &self.wasip1_proxy),
-                Build::WasiP2 => ("wasm", &self.wasip2_proxy),
-            };
             text.push_str(&format!(
-                "[[proxy]]\nname = \"pass-{index}\"\n{key} = {}\n",
-                toml_string(&path.to_string_lossy())
+                "[[proxy]]\nname = \"pass-{index}\"\n{}",
+                self.proxy_keys(build)
             ));
         }
         let config = self.scratch.join(format!("{label}.toml"));
@@ -164,10 +236,12 @@ fn start_times(
 fn main() -> ExitCode {
     let mut counts = &FULL;
     let mut conductor = None;
+    let mut kits = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => counts = &QUICK,
+            "--kits" => kits = true,
             // Another build of the conductor, measured with this build's proxies and agent.
             "--conductor" if conductor.is_none() => match args.next() {
                 Some(path) => conductor = Some(PathBuf::from(path)),
@@ -176,7 +250,7 @@ fn main() -> ExitCode {
             _ => return usage(),
         }
     }
-    match run(counts, conductor) {
+    match run(counts, conductor, kits) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("acp-bench-wasm: {}", e.0);
@@ -186,11 +260,11 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: acp-bench-wasm [--quick] [--conductor PATH]");
+    eprintln!("usage: acp-bench-wasm [--quick] [--kits] [--conductor PATH]");
     ExitCode::from(2)
 }
 
-fn run(counts: &Counts, conductor: Option<PathBuf>) -> Result<()> {
+fn run(counts: &Counts, conductor: Option<PathBuf>, kits: bool) -> Result<()> {
     let scratch = std::env::temp_dir().join(format!("acp-bench-wasm-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
     let mut programs = Programs::locate(scratch.clone())?;
@@ -198,10 +272,20 @@ fn run(counts: &Counts, conductor: Option<PathBuf>) -> Result<()> {
         programs.conductor = conductor;
     }
     let cache = scratch.join("cache");
+    let mut builds = vec![Build::Native, Build::WasiP1, Build::WasiP2];
+    if kits {
+        programs.check_kits()?;
+        builds.extend([
+            Build::PythonNative,
+            Build::PythonWasm,
+            Build::TypeScriptNative,
+            Build::TypeScriptWasm,
+        ]);
+    }
 
     let mut chains = Vec::new();
     let mut plan = vec![(Build::Native, 0)];
-    for build in [Build::Native, Build::WasiP1, Build::WasiP2] {
+    for &build in &builds {
         plan.extend([(build, 1), (build, 3)]);
     }
     for (build, proxies) in plan {
@@ -219,12 +303,17 @@ fn run(counts: &Counts, conductor: Option<PathBuf>) -> Result<()> {
     }
     eprint!("acp-bench-wasm: start times ... ");
     let mut starts = Vec::new();
-    for build in [Build::WasiP1, Build::WasiP2] {
-        let cold = start_times(&programs, build, counts.cold_starts, true)?;
-        let warm = start_times(&programs, build, counts.warm_starts, false)?;
-        starts.push((build, cold, warm));
+    let mut native_starts = Vec::new();
+    for &build in &builds {
+        if build.is_wasm() {
+            let cold = start_times(&programs, build, counts.cold_starts, true)?;
+            let warm = start_times(&programs, build, counts.warm_starts, false)?;
+            starts.push((build, cold, warm));
+        } else {
+            let start = start_times(&programs, build, counts.warm_starts, false)?;
+            native_starts.push((build, start));
+        }
     }
-    let native_start = start_times(&programs, Build::Native, counts.warm_starts, false)?;
     eprintln!("done");
 
     let baseline = chains[0].small.p50;
@@ -253,11 +342,14 @@ fn run(counts: &Counts, conductor: Option<PathBuf>) -> Result<()> {
     println!();
     println!("| 3 proxies | start to `initialize` response, p50 | samples |");
     println!("|---|---|---|");
-    println!(
-        "| native (processes) | {} | {} |",
-        millis(native_start.p50),
-        native_start.samples
-    );
+    for (build, start) in &native_starts {
+        println!(
+            "| {} (processes) | {} | {} |",
+            build.label(),
+            millis(start.p50),
+            start.samples
+        );
+    }
     for (build, cold, warm) in &starts {
         println!(
             "| {}, cold (compiling) | {} | {} |",
