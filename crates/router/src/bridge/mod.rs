@@ -31,6 +31,10 @@ use crate::output::Output;
 pub use shims::Shims;
 use shims::{Arrival, ConnectRefused, NotificationRoute, Opening, RequestRoute};
 
+/// The `_meta` member of the bridge's `mcp/*` params that names the ACP session of a call
+/// through the HTTP bridge (docs/mcp.md).
+const SESSION_META_KEY: &str = "sessionId";
+
 impl<C: Components> Router<C> {
     /// A shim dialed in on `link`: it names its server first.
     pub(super) fn open_shim(&mut self, link: LinkId) {
@@ -109,7 +113,11 @@ impl<C: Components> Router<C> {
     }
 
     fn on_shim_hello(&mut self, link: LinkId, frame: &[u8]) {
-        let Some(server_id) = bridge_hello::read_hello(frame) else {
+        let Some(bridge_hello::Hello {
+            server: server_id,
+            setup,
+        }) = bridge_hello::read_hello(frame)
+        else {
             tracing::warn!(
                 shim = link.0,
                 "a bridge connection did not name its server; closing it"
@@ -137,7 +145,10 @@ impl<C: Components> Router<C> {
         self.trace_shim_named(link, &server.name);
         self.write_line(link, bridge_hello::welcome_line(None));
         tracing::info!(server = %server.name, id = %server_id, shim = link.0, "MCP bridge connection opened");
-        match self.shims.name(link, server_id, server.owner, server.field) {
+        match self
+            .shims
+            .name(link, server_id, setup, server.owner, server.field)
+        {
             Opening::Connectionless => {
                 tracing::debug!(server = %server.name, shim = link.0, "declared with serverId; using connectionless mcp/message");
             }
@@ -529,7 +540,8 @@ impl<C: Components> Router<C> {
             }
             own
         });
-        let params = RawValue::from_string(params.to_string()).expect("built as JSON");
+        let params = self.with_session_meta(link, params);
+        let params = RawValue::from_string(params).expect("built as JSON");
         let via = hop
             .wrap
             .then(|| self.links[owner].dialect.successor_method());
@@ -552,6 +564,22 @@ impl<C: Components> Router<C> {
             self.arm_deadline(owner, own, false);
         }
         own
+    }
+
+    /// `params` of a request or notification for the shim on `link`, with the ACP session it
+    /// belongs to as `_meta.sessionId` when it came in by an HTTP bridge setup the agent has
+    /// accepted: a provider serving one server to many sessions can tell its calls apart.
+    fn with_session_meta(&self, link: LinkId, params: &str) -> String {
+        let session = self
+            .shims
+            .setup(link)
+            .and_then(|key| self.http_sessions.session_of(key));
+        let (Some(session), Ok(object)) = (session, serde_json::from_str::<&RawValue>(params))
+        else {
+            return params.to_string();
+        };
+        let session = serde_json::to_string(session).expect("a string serializes");
+        acp_wire::splice::set_path(object, &["_meta", SESSION_META_KEY], &session)
     }
 
     /// Cancels our request `own` at the owner: plain even toward a proxy, as cancellation is

@@ -31,6 +31,8 @@ enum Phase {
 #[derive(Debug)]
 struct Shim {
     server: String,
+    /// The HTTP bridge setup it came in by (`None` for a stdio shim): names its ACP session.
+    setup: Option<String>,
     /// The position of the server's provider.
     owner: Position,
     phase: Phase,
@@ -120,6 +122,7 @@ impl Shims {
     pub(super) fn open(&mut self, link: LinkId) {
         let shim = Shim {
             server: String::new(),
+            setup: None,
             owner: 0,
             phase: Phase::Hello,
             hello: ClientHello::unknown(),
@@ -157,16 +160,19 @@ impl Shims {
         }
     }
 
-    /// The shim named server `server` (declared as `field`), served at `owner`.
+    /// The shim named server `server` (declared as `field`), served at `owner`, and the HTTP
+    /// bridge setup it came in by, if any.
     pub(super) fn name(
         &mut self,
         link: LinkId,
         server: String,
+        setup: Option<String>,
         owner: Position,
         field: IdField,
     ) -> Opening {
         let shim = self.shim_mut(link);
         shim.server = server;
+        shim.setup = setup;
         shim.owner = owner;
         if field == IdField::ServerId {
             shim.phase = Phase::Connectionless;
@@ -304,6 +310,11 @@ impl Shims {
     /// The id of the shim's server, as declared (empty before the hello).
     pub(super) fn server(&self, link: LinkId) -> &str {
         self.by_link.get(&link).map_or("", |s| s.server.as_str())
+    }
+
+    /// The HTTP bridge setup the shim came in by.
+    pub(super) fn setup(&self, link: LinkId) -> Option<&str> {
+        self.by_link.get(&link).and_then(|s| s.setup.as_deref())
     }
 
     /// The position of the shim's server's provider.
