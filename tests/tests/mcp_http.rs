@@ -259,7 +259,11 @@ fn each_call_names_the_acp_session_of_its_url() {
                     &format!(r#"call {label} echo {{"text":"from {label}"}}"#),
                 ],
             );
-            assert_eq!(lines[1], format!("result {label} echo: from {label}"), "{lines:#?}");
+            assert_eq!(
+                lines[1],
+                format!("result {label} echo: from {label}"),
+                "{lines:#?}"
+            );
         }
         let events = provider_events_until(&chain, "provider", |events| {
             events
@@ -272,8 +276,16 @@ fn each_call_names_the_acp_session_of_its_url() {
             .into_iter()
             .filter(|e| e["method"] == "tools/call")
             .collect();
-        assert_eq!(calls[0]["session"], second.as_str(), "{variant:?}: {events:#?}");
-        assert_eq!(calls[1]["session"], first.as_str(), "{variant:?}: {events:#?}");
+        assert_eq!(
+            calls[0]["session"],
+            second.as_str(),
+            "{variant:?}: {events:#?}"
+        );
+        assert_eq!(
+            calls[1]["session"],
+            first.as_str(),
+            "{variant:?}: {events:#?}"
+        );
         // Every message the bridge sent for the two MCP sessions named its ACP session.
         for event in of_kind(&events, "request")
             .into_iter()

@@ -23,7 +23,8 @@
 //! `_meta.sessionId` has it as `"session"`.
 //! Options: `--variant rfd|server-id|connectionless`, `--name NAME` (default `tools`), `--id ID`
 //! (default `NAME-1`), `--record PATH` (one JSON object per MCP event), `--record-received PATH`
-//! and `--record-sent PATH` (every line received and written, raw), `--pid-file PATH`.
+//! and `--record-sent PATH` (every line received and written, raw), `--pid-file PATH`,
+//! `--slow-start-if PATH` (when PATH exists at start, wait the milliseconds it holds first).
 //! Exits on stdin EOF.
 
 use std::collections::{HashMap, HashSet};
@@ -116,6 +117,18 @@ struct Provider {
 fn main() {
     let args = FixtureArgs::from_env(&[]);
     fixture_io::write_pid_file(args.value("pid-file"));
+    // An instance started while the file exists waits the milliseconds it holds before it
+    // reads anything: a provider slow to come back after a restart.
+    if let Some(delay) = args
+        .value("slow-start-if")
+        .and_then(|path| std::fs::read_to_string(path).ok())
+    {
+        let ms: u64 = delay
+            .trim()
+            .parse()
+            .expect("--slow-start-if names a file of milliseconds");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     let variant = match args.value("variant").unwrap_or("rfd") {
         "rfd" => Variant::Rfd,
         "server-id" => Variant::ServerId,

@@ -22,7 +22,7 @@ use super::forward::error_code_of;
 use super::pending::{BridgeCall, Pending, Purpose};
 use super::skipped::Skip;
 use super::topology::Position;
-use super::{Components, Router};
+use super::{Components, Router, Timer};
 use crate::link::LinkId;
 use crate::mcp::bridge_hello;
 use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
@@ -48,17 +48,20 @@ impl<C: Components> Router<C> {
             Arrival::Held => return self.trace_held(),
             Arrival::Ready(frame) => frame,
         };
-        // A connectionless provider being started again keeps no state the call needs: the
-        // call waits for it, as the editor's requests do, and goes on once it runs.
-        if self.shims.is_connectionless(link)
-            && self.hold_if_restarting(self.shims.owner(link), link, &frame)
-        {
-            return;
+        // A provider being started again: a connectionless one keeps no state the call needs,
+        // and a connection that died with it is made again once it runs. The call waits for
+        // it, as the editor's requests do, bounded by the provider's `request_timeout`.
+        if self.shims.waits_for_restart(link) {
+            let owner = self.shims.owner(link);
+            if self.hold_if_restarting(owner, link, &frame) {
+                return self.bound_held_call(owner, link, &frame);
+            }
         }
         match acp_wire::parse(&frame) {
             Ok(Envelope::Request { id, method, params }) => {
                 if method == "initialize" {
                     self.shims.keep_initialize(link, &frame);
+                    self.shims.keep_client_initialize(link, params);
                 }
                 self.shim_request(link, id.get(), method, params)
             }
@@ -387,11 +390,18 @@ impl<C: Components> Router<C> {
                 }
             }
             BridgeCall::Disconnect => {}
+            BridgeCall::Handshake => {
+                if let Outcome::Error(e) = outcome {
+                    let name = self.server_name(link);
+                    tracing::warn!(server = %name, shim = link.0, error = error_message(e), "the provider refused the MCP handshake on a connection made again");
+                }
+            }
         }
     }
 
     fn on_connected(&mut self, link: LinkId, outcome: Outcome<'_>) {
         let name = self.server_name(link);
+        let again = self.shims.is_reconnecting(link);
         let made = match outcome {
             Outcome::Result(r) => match connection_id(r) {
                 Some(connection) => {
@@ -417,8 +427,94 @@ impl<C: Components> Router<C> {
                 ),
             }),
         };
+        if again && let Ok(connection) = &made {
+            self.handshake_again(link, connection);
+        }
         let queued = self.shims.connected(link, made);
         self.replay_shim_frames(link, queued);
+    }
+
+    /// A connection made again after its provider restarted: the agent's client made its MCP
+    /// handshake on the old one, so the bridge makes it on the new one with the client's own
+    /// `initialize` params, the answer dropped, before anything the client sent meanwhile.
+    fn handshake_again(&mut self, link: LinkId, connection: &str) {
+        let Some(params) = self.shims.client_initialize(link) else {
+            return;
+        };
+        let params = params.map(|p| p.get().to_string());
+        let p = message_params(
+            Address::Connection(connection),
+            "initialize",
+            params.as_deref(),
+        );
+        self.send_to_owner(
+            link,
+            Some(("null", BridgeCall::Handshake)),
+            "mcp/message",
+            &p,
+        );
+        let p = message_params(
+            Address::Connection(connection),
+            "notifications/initialized",
+            None,
+        );
+        self.send_to_owner(link, None, "mcp/message", &p);
+    }
+
+    /// The provider at `owner` failed and is being started again: its connections died.
+    pub(super) fn bridge_connections_lost(&mut self, owner: Position) {
+        self.shims.lose_connections(owner);
+    }
+
+    /// The provider at `owner` runs again: each connection that died with its last instance
+    /// is made again, before what was held for it is delivered (and queued behind the
+    /// connect).
+    pub(super) fn reconnect_shims(&mut self, owner: Position) {
+        for link in self.shims.take_reconnects(owner) {
+            let name = self.server_name(link);
+            tracing::info!(server = %name, shim = link.0, "MCP bridge connection made again after its provider restarted");
+            self.connect_shim(link, Vec::new());
+        }
+    }
+
+    /// A request held for the restarting provider at `owner` waits at most the provider's
+    /// `request_timeout`.
+    fn bound_held_call(&mut self, owner: Position, link: LinkId, frame: &[u8]) {
+        let Some(limit) = self.positions[owner].policy.request_timeout else {
+            return;
+        };
+        if let Ok(Envelope::Request { id, .. }) = acp_wire::parse(frame) {
+            let timer = Timer::HeldCall {
+                position: owner,
+                link,
+                id: id.get().into(),
+            };
+            self.timers.at(self.now + limit, timer);
+        }
+    }
+
+    /// A request held for the restarting provider at `position` reached its
+    /// `request_timeout`: if it is still held, it is answered with an MCP error naming the
+    /// provider, and never sent.
+    pub(super) fn on_held_call_due(&mut self, position: Position, link: LinkId, id: &str) {
+        let Some(frame) = self.take_held_request(position, link, id) else {
+            return;
+        };
+        self.trace_in(link, &frame);
+        let owner = self.at(position);
+        let noun = self.links[owner].role.noun();
+        let provider = &self.links[owner].name;
+        let limit = self.positions[position]
+            .policy
+            .request_timeout
+            .map_or_else(String::new, crate::deadlines::seconds);
+        let message = format!(
+            "MCP server `{}`: {noun} `{provider}` is being restarted and did not run again within its request_timeout ({limit})",
+            self.server_name(link)
+        );
+        tracing::warn!(shim = link.0, "{message}");
+        self.reply_error(link, id, error_code::COMPONENT_FAILED, &message, None);
+        self.trace_flush();
     }
 
     fn answer_initialize(&mut self, link: LinkId, mcp_id: &str, discovered: Option<&RawValue>) {
@@ -669,7 +765,7 @@ impl<C: Components> Router<C> {
     pub(super) fn fail_bridge_request(&mut self, pending: Pending, message: &str) {
         let link = pending.origin;
         match pending.purpose {
-            Purpose::Bridge(BridgeCall::Disconnect) => return,
+            Purpose::Bridge(BridgeCall::Disconnect | BridgeCall::Handshake) => return,
             // No connection: what the agent sent meanwhile is answered with the failure.
             Purpose::Bridge(BridgeCall::Connect) => {
                 let broken = ConnectRefused::Broken {
