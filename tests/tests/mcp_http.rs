@@ -297,3 +297,26 @@ fn each_call_names_the_acp_session_of_its_url() {
         assert!(editor.wait_exit().success(), "{}", editor.stderr());
     }
 }
+
+/// rmcp's client in the stateless revision 2026-07-28 (`server/discover`, `_meta` on every
+/// request, no `initialize`) uses the notes proxy through either bridge.
+#[test]
+fn rmcp_in_the_stateless_revision_uses_the_notes_proxy_through_either_bridge() {
+    for bridge in ["http", "stdio"] {
+        let chain = notes_chain(
+            &format!("stateless-notes-{bridge}"),
+            &["--http", "--mcp-version", "2026-07-28"],
+            Some(bridge),
+        );
+        let mut editor = chain.launch();
+        editor.initialize();
+        let session = editor.new_session();
+        let lines = assert_notes_work(&mut editor, &session);
+        assert!(
+            lines[0].starts_with("opened n notes 2026-07-28"),
+            "{bridge}: {lines:#?}"
+        );
+        editor.close_stdin();
+        assert!(editor.wait_exit().success(), "{}", editor.stderr());
+    }
+}
