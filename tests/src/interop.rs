@@ -18,6 +18,7 @@ const CODEX_ACP: &str = "npm/node_modules/@zed-industries/codex-acp/bin/codex-ac
 const CLAUDE_CODE_ACP: &str = "npm/node_modules/@zed-industries/claude-code-acp/dist/index.js";
 const PYTHON: &str = "python/bin/python";
 const PYTHON_EXAMPLE: &str = "sdist/agent_client_protocol-0.12.1/examples/client.py";
+const MCP_PYTHON: &str = "mcp-python/bin/python";
 
 /// Where `.ci/setup-interop` installed the pinned clients and agents.
 #[derive(Debug, Clone)]
@@ -39,6 +40,7 @@ impl InteropTools {
             CLAUDE_CODE_ACP,
             PYTHON,
             PYTHON_EXAMPLE,
+            MCP_PYTHON,
         ];
         for file in needed {
             let path = tools.root.join(file);
@@ -80,6 +82,11 @@ impl InteropTools {
     /// The Python SDK's own example client, from its source package.
     pub fn python_example(&self) -> PathBuf {
         self.root.join(PYTHON_EXAMPLE)
+    }
+
+    /// The Python of the virtual environment holding the MCP Python SDK (`mcp`).
+    pub fn mcp_python(&self) -> PathBuf {
+        self.root.join(MCP_PYTHON)
     }
 
     /// codex-acp's launcher script (it runs the platform package's binary as its child).

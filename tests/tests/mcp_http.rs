@@ -1,7 +1,8 @@
 //! The HTTP bridge end to end: an agent that advertises `mcpCapabilities.http` gets each
 //! proxy-provided server as an `http` server on the conductor's loopback listener and calls it
 //! with rmcp's Streamable HTTP client; `mcp_bridge = "stdio"` and agents without `http` keep the
-//! stdio shim; a wrong secret is refused; two sessions' servers stay apart.
+//! stdio shim; a wrong secret is refused; two sessions' servers stay apart, and each call names
+//! its ACP session to the provider.
 
 use acp_conductor_tests::binaries::NOTES_PROXY;
 use acp_conductor_tests::mcp_chain::{
@@ -233,4 +234,89 @@ fn a_sessions_servers_end_with_session_close() {
     );
     editor.close_stdin();
     assert!(editor.wait_exit().success(), "{}", editor.stderr());
+}
+
+/// One provider serving one server id to two sessions, in each wire form: every call (and
+/// connect) through the HTTP bridge reaches it naming the ACP session whose URL it came by.
+#[test]
+fn each_call_names_the_acp_session_of_its_url() {
+    for variant in Variant::ALL {
+        let binaries = binaries!();
+        let mut chain = TestChain::new(&binaries, &format!("http-session-{}", variant.arg()));
+        add_provider(&mut chain, "provider", "tools", variant);
+        use_rmcp_agent(&mut chain, &["--http"]);
+        let mut editor = chain.launch();
+        editor.initialize();
+        let first = editor.new_session();
+        let second = editor.new_session();
+        assert_ne!(first, second);
+        for (session, label) in [(&second, "b"), (&first, "a")] {
+            let lines = run_script(
+                &mut editor,
+                session,
+                &[
+                    &format!("open {label} tools"),
+                    &format!(r#"call {label} echo {{"text":"from {label}"}}"#),
+                ],
+            );
+            assert_eq!(
+                lines[1],
+                format!("result {label} echo: from {label}"),
+                "{lines:#?}"
+            );
+        }
+        let events = provider_events_until(&chain, "provider", |events| {
+            events
+                .iter()
+                .filter(|e| e["event"] == "request" && e["method"] == "tools/call")
+                .count()
+                == 2
+        });
+        let calls: Vec<&Value> = of_kind(&events, "request")
+            .into_iter()
+            .filter(|e| e["method"] == "tools/call")
+            .collect();
+        assert_eq!(
+            calls[0]["session"],
+            second.as_str(),
+            "{variant:?}: {events:#?}"
+        );
+        assert_eq!(
+            calls[1]["session"],
+            first.as_str(),
+            "{variant:?}: {events:#?}"
+        );
+        // Every message the bridge sent for the two MCP sessions named its ACP session.
+        for event in of_kind(&events, "request")
+            .into_iter()
+            .chain(of_kind(&events, "connect"))
+        {
+            assert!(event["session"].is_string(), "{variant:?}: {event}");
+        }
+        editor.close_stdin();
+        assert!(editor.wait_exit().success(), "{}", editor.stderr());
+    }
+}
+
+/// rmcp's client in the stateless revision 2026-07-28 (`server/discover`, `_meta` on every
+/// request, no `initialize`) uses the notes proxy through either bridge.
+#[test]
+fn rmcp_in_the_stateless_revision_uses_the_notes_proxy_through_either_bridge() {
+    for bridge in ["http", "stdio"] {
+        let chain = notes_chain(
+            &format!("stateless-notes-{bridge}"),
+            &["--http", "--mcp-version", "2026-07-28"],
+            Some(bridge),
+        );
+        let mut editor = chain.launch();
+        editor.initialize();
+        let session = editor.new_session();
+        let lines = assert_notes_work(&mut editor, &session);
+        assert!(
+            lines[0].starts_with("opened n notes 2026-07-28"),
+            "{bridge}: {lines:#?}"
+        );
+        editor.close_stdin();
+        assert!(editor.wait_exit().success(), "{}", editor.stderr());
+    }
 }

@@ -64,7 +64,7 @@ impl<C: Components> Router<C> {
     }
 }
 
-fn seconds(limit: Duration) -> String {
+pub(crate) fn seconds(limit: Duration) -> String {
     let ms = limit.as_millis();
     if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)

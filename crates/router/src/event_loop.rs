@@ -166,6 +166,9 @@ impl<C: Components> Router<C> {
                 }
                 Timer::Restart { position } => self.restart_now(position),
                 Timer::Deadline { link } => self.on_deadline(link, now),
+                Timer::HeldCall { position, link, id } => {
+                    self.on_held_call_due(position, link, &id)
+                }
             }
         }
         self.check_drained();

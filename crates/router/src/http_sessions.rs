@@ -1,6 +1,7 @@
 //! Which ACP session each HTTP bridge setup serves, so that its MCP servers end with the
-//! session (`session/close`, or a setup the agent refused). Bookkeeping of bridge keys and
-//! session ids only; must not know how the bridge serves them.
+//! session (`session/close`, or a setup the agent refused) and its calls can name the session
+//! to their provider. Bookkeeping of bridge keys and session ids only; must not know how the
+//! bridge serves them.
 
 use std::collections::HashMap;
 
@@ -28,6 +29,8 @@ pub(crate) struct HttpSessions {
     closing: HashMap<(LinkId, u64), String>,
     /// The bridge keys of each ACP session's setups.
     by_session: HashMap<String, Vec<String>>,
+    /// The ACP session of each setup the agent accepted, by bridge key.
+    by_key: HashMap<String, String>,
 }
 
 impl HttpSessions {
@@ -74,14 +77,27 @@ impl HttpSessions {
                 return vec![setup.key];
             };
             if let Some(session) = session_id(Some(result)).or(setup.session) {
+                self.by_key.insert(setup.key.clone(), session.clone());
                 self.by_session.entry(session).or_default().push(setup.key);
             }
             return Vec::new();
         }
         match (self.closing.remove(&(link, own)), result) {
-            (Some(session), Some(_)) => self.by_session.remove(&session).unwrap_or_default(),
+            (Some(session), Some(_)) => {
+                let keys = self.by_session.remove(&session).unwrap_or_default();
+                for key in &keys {
+                    self.by_key.remove(key);
+                }
+                keys
+            }
             _ => Vec::new(),
         }
+    }
+
+    /// The ACP session the setup under bridge key `key` serves, once the agent has accepted
+    /// the setup.
+    pub(crate) fn session_of(&self, key: &str) -> Option<&str> {
+        self.by_key.get(key).map(String::as_str)
     }
 }
 
@@ -132,7 +148,11 @@ mod tests {
             "session/close",
             Some(&raw(r#"{"sessionId":"a"}"#)),
         );
+        assert_eq!(s.session_of("k1"), Some("a"));
+        assert_eq!(s.session_of("k2"), Some("b"));
+        assert_eq!(s.session_of("k3"), Some("a"));
         assert_eq!(s.answered(AGENT, 5, Some(&raw("{}"))), ["k1", "k3"]);
+        assert_eq!(s.session_of("k1"), None);
         s.sent(
             AGENT,
             6,
@@ -148,7 +168,9 @@ mod tests {
         let mut s = HttpSessions::default();
         s.routing("k".into(), None);
         s.sent(AGENT, 9, "session/new", None);
+        assert_eq!(s.session_of("k"), None, "not yet answered");
         assert_eq!(s.answered(AGENT, 9, None), ["k"]);
+        assert_eq!(s.session_of("k"), None);
     }
 
     #[test]

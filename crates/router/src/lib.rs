@@ -235,6 +235,13 @@ enum Timer {
     Restart { position: Position },
     /// A request the conductor sent on `link` may be past its deadline.
     Deadline { link: LinkId },
+    /// An MCP request `id` from bridge shim `link`, held for the restarting provider at
+    /// `position`, reaches the provider's `request_timeout`.
+    HeldCall {
+        position: Position,
+        link: LinkId,
+        id: Box<str>,
+    },
 }
 
 /// The component at one chain position, as the router sees it: its current link, how it

@@ -48,6 +48,9 @@ pub enum BridgeCall {
         request_id: String,
     },
     Disconnect,
+    /// The agent's client's `initialize`, made again by the bridge on a connection that
+    /// replaced one that died with its provider; the answer is dropped.
+    Handshake,
 }
 
 /// One request the conductor sent and waits to hear back about.

@@ -90,6 +90,26 @@ impl<C: Components> Router<C> {
         true
     }
 
+    /// Takes the request `id` (its JSON text) that `from` sent out of what is held for the
+    /// restarting component at `position`, if it is still held there.
+    pub(super) fn take_held_request(
+        &mut self,
+        position: Position,
+        from: LinkId,
+        id: &str,
+    ) -> Option<Bytes> {
+        let Health::Restarting(restart) = &mut self.positions[position].health else {
+            return None;
+        };
+        let at = restart.held.iter().position(|(l, frame)| {
+            *l == from
+                && matches!(acp_wire::parse(frame), Ok(acp_wire::Envelope::Request { id: held, .. }) if held.get() == id)
+        })?;
+        let (_, frame) = restart.held.remove(at)?;
+        restart.held_bytes -= frame.len();
+        Some(frame)
+    }
+
     /// A restarting position holding frames `from` sent, if any.
     pub(super) fn restarting_with_frames_from(&self, from: LinkId) -> Option<Position> {
         self.positions.iter().position(|p| {
@@ -178,6 +198,7 @@ impl<C: Components> Router<C> {
         if self.topology.agent_position() == Some(position) {
             self.lost_sessions.agent_restarted();
         }
+        self.bridge_connections_lost(position);
         // An instance that closed its output or missed a deadline may still be running.
         self.components.stop(position);
         self.timers
@@ -317,6 +338,7 @@ impl<C: Components> Router<C> {
         for request in std::mem::take(&mut restart.initialize_waiting) {
             self.send_initialize_again(position, hop, request);
         }
+        self.reconnect_shims(position);
         self.deliver_held(restart);
     }
 

@@ -101,11 +101,15 @@ pub fn handle(
             ));
         }
     };
-    // Revision 2026-07-28 requires `resultType` in every result; older ones do not know it.
+    // Revision 2026-07-28 requires `resultType` in every result, and caching hints on the
+    // cacheable ones; older revisions know neither.
     if revision == Some(STATELESS)
         && let Value::Object(result) = &mut reply.result
     {
         result.insert("resultType".into(), json!("complete"));
+        if method == "tools/list" {
+            insert_cache_hints(result);
+        }
     }
     Ok(reply)
 }
@@ -155,6 +159,13 @@ fn discover(server_name: &str) -> Value {
         "cacheScope": "private",
         "_meta": {SERVER_INFO_KEY: server_info(server_name)},
     })
+}
+
+/// The caching hints revision 2026-07-28 requires on cacheable results: nothing is worth
+/// caching (`ttlMs` 0), and nothing is to be shared between callers (`private`).
+fn insert_cache_hints(result: &mut Map<String, Value>) {
+    result.insert("ttlMs".into(), json!(0));
+    result.insert("cacheScope".into(), json!("private"));
 }
 
 fn initialize(server_name: &str, params: &Map<String, Value>) -> Value {
@@ -304,12 +315,12 @@ mod tests {
     }
 
     #[test]
-    fn stateless_requests_get_a_result_type() {
+    fn stateless_requests_get_a_result_type_and_a_list_its_caching_hints() {
         let mut book = Notebook::new();
         let list = ask(&mut book, "tools/list", stateless(json!({}))).unwrap();
         assert_eq!(
             list.result,
-            json!({"tools": tools::descriptors(), "resultType": "complete"})
+            json!({"tools": tools::descriptors(), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"})
         );
         let call = ask(
             &mut book,

@@ -357,6 +357,8 @@ fn notes_tools_per_session_over_connectionless_mcp_over_acp() {
     let list = set_aside(&mut out, 102, "TOOLS");
     let list = &list["result"]["result"];
     assert_eq!(list["resultType"], "complete");
+    assert_eq!(list["ttlMs"], 0, "revision 2026-07-28's caching hints");
+    assert_eq!(list["cacheScope"], "private");
     let tools = list["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["remember", "recall", "forget"]);

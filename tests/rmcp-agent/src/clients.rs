@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper};
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest,
     CreateMessageRequestParams, CreateMessageResult, ErrorData,
@@ -21,7 +22,9 @@ use rmcp::service::{
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess, Transport};
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use rmcp::{
+    ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError, ServiceExt,
+};
 use serde_json::{Value, json};
 
 use crate::acp::Channel;
@@ -57,6 +60,28 @@ pub fn client_info(version: &str) -> Value {
         "capabilities": { "sampling": {} },
         "clientInfo": { "name": "test-rmcp-agent", "version": "0.1.0" }
     })
+}
+
+/// Starts an rmcp client on `transport`: with the `initialize` handshake, or, for the
+/// stateless revision 2026-07-28, with `server/discover` and `_meta` on every request.
+async fn start<T, E, A>(
+    handler: Handler,
+    transport: T,
+    version: &str,
+) -> Result<RunningService<RoleClient, Handler>, String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let started = if version == ProtocolVersion::V_2026_07_28.as_str() {
+        let lifecycle = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        handler.serve_with_lifecycle(transport, lifecycle).await
+    } else {
+        handler.serve(transport).await
+    };
+    started.map_err(|e| format!("MCP initialize failed: {e}"))
 }
 
 /// `<serverInfo.name> <protocolVersion>` of an `initialize` result.
@@ -288,10 +313,7 @@ pub async fn open_http(
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
     let config: ClientConfig = serde_json::from_value(client_info(version))
         .map_err(|e| format!("bad client info for version {version}: {e}"))?;
-    let service = Handler { config }
-        .serve(transport)
-        .await
-        .map_err(|e| format!("MCP initialize failed: {e}"))?;
+    let service = start(Handler { config }, transport, version).await?;
     let info = service
         .peer_info()
         .map(|info| serde_json::to_value(&*info).unwrap_or(Value::Null))
@@ -340,10 +362,7 @@ pub async fn open_stdio(
         label: label.to_string(),
         events: events.clone(),
     };
-    let service = Handler { config }
-        .serve(transport)
-        .await
-        .map_err(|e| format!("MCP initialize failed: {e}"))?;
+    let service = start(Handler { config }, transport, version).await?;
     let info = service
         .peer_info()
         .map(|info| serde_json::to_value(&*info).unwrap_or(Value::Null))

@@ -46,6 +46,27 @@ pub enum Command {
     Events { label: String },
     /// `sleep MS`
     Sleep { ms: u64 },
+    /// `python SERVER MODE TOOL [JSON]`: a fresh client on the official MCP Python SDK
+    /// (`--python`) with the SDK's `mode=` lists SERVER's tools and calls TOOL; what it said.
+    Python {
+        server: String,
+        mode: String,
+        tool: String,
+        arguments: Value,
+    },
+}
+
+/// A tool call's JSON object of arguments (`{}` when absent).
+fn arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    let value: Value =
+        serde_json::from_str(text.trim()).map_err(|e| format!("arguments are not JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("arguments must be a JSON object".to_string());
+    }
+    Ok(value)
 }
 
 /// One line of prompt text as a command; `Err` says what is wrong with it.
@@ -119,18 +140,18 @@ pub fn parse(line: &str) -> Result<Command, String> {
                 id: need(second, "a server id")?,
             })
         }
+        "python" => {
+            let (tool, rest) = split_word(rest);
+            Ok(Command::Python {
+                server: need(first, "a server name")?,
+                mode: need(second, "a mode")?,
+                tool: need(tool, "a tool name")?,
+                arguments: arguments(rest)?,
+            })
+        }
         "call" | "call-progress" => {
             let tool = second;
-            let arguments = if rest.trim().is_empty() {
-                Value::Object(Default::default())
-            } else {
-                let value: Value = serde_json::from_str(rest.trim())
-                    .map_err(|e| format!("arguments are not JSON: {e}"))?;
-                if !value.is_object() {
-                    return Err("arguments must be a JSON object".to_string());
-                }
-                value
-            };
+            let arguments = arguments(rest)?;
             Ok(Command::Call {
                 label: need(first, "a label")?,
                 tool: need(tool, "a tool name")?,

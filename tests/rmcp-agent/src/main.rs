@@ -24,6 +24,8 @@ struct Agent {
     /// HTTP client.
     speaks_http: bool,
     mcp_version: String,
+    /// The Python interpreter and client script of the `python` command (`--python`).
+    python: Option<(String, String)>,
     /// Session id → its `mcpServers`.
     sessions: Mutex<HashMap<String, Vec<Value>>>,
     /// Label → connection, shared by all sessions; one command runs at a time.
@@ -40,15 +42,24 @@ struct Agent {
 /// Options: `--acp` (advertise `mcpCapabilities.acp` and speak `mcp/connect` itself for
 /// `{"type":"acp"}` servers), `--http` (advertise `mcpCapabilities.http` and reach `http`
 /// servers with rmcp's Streamable HTTP client), `--mcp-version V` (the MCP revision its clients ask for,
-/// default 2025-06-18), `--record PATH` (one JSON line per session setup and per line said).
+/// default 2025-06-18), `--record PATH` (one JSON line per session setup and per line said),
+/// `--python PYTHON,SCRIPT` (the interpreter with the MCP Python SDK, and
+/// tests/interop/clients/mcp_python_client.py, for the `python` command).
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut speaks_acp = false;
     let mut speaks_http = false;
     let mut mcp_version = "2025-06-18".to_string();
     let mut record = None;
+    let mut python = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--python" => {
+                let value = args.next().expect("--python takes PYTHON,SCRIPT");
+                let (interpreter, script) =
+                    value.split_once(',').expect("--python takes PYTHON,SCRIPT");
+                python = Some((interpreter.to_string(), script.to_string()));
+            }
             "--acp" => speaks_acp = true,
             "--http" => speaks_http = true,
             "--mcp-version" => mcp_version = args.next().expect("--mcp-version takes a value"),
@@ -89,6 +100,7 @@ fn main() {
             speaks_acp,
             speaks_http,
             mcp_version,
+            python,
             sessions: Mutex::default(),
             connections: tokio::sync::Mutex::default(),
             routes: Routes::default(),
@@ -330,7 +342,57 @@ impl Agent {
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
                 vec!["slept".to_string()]
             }
+            Command::Python {
+                server,
+                mode,
+                tool,
+                arguments,
+            } => match self.server_entry(session, &server) {
+                Ok(entry) => self.python(&entry, &mode, &tool, &arguments).await,
+                Err(e) => vec![format!("error python: {e}")],
+            },
         }
+    }
+
+    /// Runs the Python SDK client on `entry`; its lines, prefixed `python `, or why it failed.
+    async fn python(
+        &self,
+        entry: &Value,
+        mode: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Vec<String> {
+        let Some((interpreter, script)) = &self.python else {
+            return vec!["error python: --python is not set".to_string()];
+        };
+        let output = tokio::process::Command::new(interpreter)
+            .arg(script)
+            .arg(entry.to_string())
+            .arg(mode)
+            .arg(tool)
+            .arg(arguments.to_string())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await;
+        let output = match output {
+            Ok(output) => output,
+            Err(e) => return vec![format!("error python: cannot run {interpreter}: {e}")],
+        };
+        let mut lines: Vec<String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| format!("python {line}"))
+            .collect();
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            eprintln!("test-rmcp-agent: the Python client failed: {stderr}");
+            lines.push(format!("error python: {}: {last}", output.status));
+        }
+        lines
     }
 
     /// Opens a connection to the server named `server` in this session's `mcpServers`.

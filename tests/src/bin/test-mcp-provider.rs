@@ -19,9 +19,12 @@
 //! Tools: `echo`, `add`, `whoami`, `fail`, `ask` (a sampling request back over the
 //! connection), `progress` (notifications before the answer), `hang` (not listed: answered only
 //! when the conductor cancels it, with -32800), `die` (exits with status 3).
+//! A recorded connect or request whose `mcp/*` params name an ACP session in
+//! `_meta.sessionId` has it as `"session"`.
 //! Options: `--variant rfd|server-id|connectionless`, `--name NAME` (default `tools`), `--id ID`
 //! (default `NAME-1`), `--record PATH` (one JSON object per MCP event), `--record-received PATH`
-//! and `--record-sent PATH` (every line received and written, raw), `--pid-file PATH`.
+//! and `--record-sent PATH` (every line received and written, raw), `--pid-file PATH`,
+//! `--slow-start-if PATH` (when PATH exists at start, wait the milliseconds it holds first).
 //! Exits on stdin EOF.
 
 use std::collections::{HashMap, HashSet};
@@ -114,6 +117,18 @@ struct Provider {
 fn main() {
     let args = FixtureArgs::from_env(&[]);
     fixture_io::write_pid_file(args.value("pid-file"));
+    // An instance started while the file exists waits the milliseconds it holds before it
+    // reads anything: a provider slow to come back after a restart.
+    if let Some(delay) = args
+        .value("slow-start-if")
+        .and_then(|path| std::fs::read_to_string(path).ok())
+    {
+        let ms: u64 = delay
+            .trim()
+            .parse()
+            .expect("--slow-start-if names a file of milliseconds");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     let variant = match args.value("variant").unwrap_or("rfd") {
         "rfd" => Variant::Rfd,
         "server-id" => Variant::ServerId,
@@ -411,7 +426,10 @@ impl Provider {
         self.connects += 1;
         let connection = format!("{}-conn-{}", self.id, self.connects);
         self.open_connections.insert(connection.clone());
-        self.record(&json!({ "event": "connect", "connectionId": connection }));
+        self.record(&with_session(
+            json!({ "event": "connect", "connectionId": connection }),
+            params,
+        ));
         fixture_io::send_line(jsonrpc::result_line(
             id.get(),
             &json!({ "connectionId": connection }),
@@ -479,9 +497,10 @@ impl Provider {
             return;
         };
         let connection = connection.to_string();
-        self.record(&json!({
-            "event": "request", "method": method, "connectionId": connection,
-        }));
+        self.record(&with_session(
+            json!({ "event": "request", "method": method, "connectionId": connection }),
+            params,
+        ));
         let caller = Caller::Connection(connection);
         if let Answer::Now(answer) = self.inner_request(&caller, id, method, &inner_params) {
             fixture_io::send_line(connection_response(id, answer));
@@ -512,9 +531,12 @@ impl Provider {
             return;
         };
         let meta = check_meta(inner_params);
-        self.record(&json!({
-            "event": "request", "method": method, "requestId": request_id, "meta": meta.is_ok(),
-        }));
+        self.record(&with_session(
+            json!({
+                "event": "request", "method": method, "requestId": request_id, "meta": meta.is_ok(),
+            }),
+            params,
+        ));
         let answer = if method == "initialize" {
             Err(McpError::new(
                 -32601,
@@ -789,4 +811,13 @@ fn tools() -> Value {
             json!({})
         ),
     ])
+}
+
+/// `event` with the ACP session the `mcp/*` `params` name (`_meta.sessionId`) as `session`,
+/// when they name one.
+fn with_session(mut event: Value, params: &Value) -> Value {
+    if let Some(session) = params.pointer("/_meta/sessionId") {
+        event["session"] = session.clone();
+    }
+    event
 }

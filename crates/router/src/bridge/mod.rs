@@ -22,7 +22,7 @@ use super::forward::error_code_of;
 use super::pending::{BridgeCall, Pending, Purpose};
 use super::skipped::Skip;
 use super::topology::Position;
-use super::{Components, Router};
+use super::{Components, Router, Timer};
 use crate::link::LinkId;
 use crate::mcp::bridge_hello;
 use crate::mcp::params::{Address, McpFields, connection_id, message_params, single};
@@ -30,6 +30,10 @@ use crate::mcp::stateless::{self, ClientHello, InnerOutcome};
 use crate::output::Output;
 pub use shims::Shims;
 use shims::{Arrival, ConnectRefused, NotificationRoute, Opening, RequestRoute};
+
+/// The `_meta` member of the bridge's `mcp/*` params that names the ACP session of a call
+/// through the HTTP bridge (docs/mcp.md).
+const SESSION_META_KEY: &str = "sessionId";
 
 impl<C: Components> Router<C> {
     /// A shim dialed in on `link`: it names its server first.
@@ -44,17 +48,20 @@ impl<C: Components> Router<C> {
             Arrival::Held => return self.trace_held(),
             Arrival::Ready(frame) => frame,
         };
-        // A connectionless provider being started again keeps no state the call needs: the
-        // call waits for it, as the editor's requests do, and goes on once it runs.
-        if self.shims.is_connectionless(link)
-            && self.hold_if_restarting(self.shims.owner(link), link, &frame)
-        {
-            return;
+        // A provider being started again: a connectionless one keeps no state the call needs,
+        // and a connection that died with it is made again once it runs. The call waits for
+        // it, as the editor's requests do, bounded by the provider's `request_timeout`.
+        if self.shims.waits_for_restart(link) {
+            let owner = self.shims.owner(link);
+            if self.hold_if_restarting(owner, link, &frame) {
+                return self.bound_held_call(owner, link, &frame);
+            }
         }
         match acp_wire::parse(&frame) {
             Ok(Envelope::Request { id, method, params }) => {
                 if method == "initialize" {
                     self.shims.keep_initialize(link, &frame);
+                    self.shims.keep_client_initialize(link, params);
                 }
                 self.shim_request(link, id.get(), method, params)
             }
@@ -109,7 +116,11 @@ impl<C: Components> Router<C> {
     }
 
     fn on_shim_hello(&mut self, link: LinkId, frame: &[u8]) {
-        let Some(server_id) = bridge_hello::read_hello(frame) else {
+        let Some(bridge_hello::Hello {
+            server: server_id,
+            setup,
+        }) = bridge_hello::read_hello(frame)
+        else {
             tracing::warn!(
                 shim = link.0,
                 "a bridge connection did not name its server; closing it"
@@ -137,7 +148,10 @@ impl<C: Components> Router<C> {
         self.trace_shim_named(link, &server.name);
         self.write_line(link, bridge_hello::welcome_line(None));
         tracing::info!(server = %server.name, id = %server_id, shim = link.0, "MCP bridge connection opened");
-        match self.shims.name(link, server_id, server.owner, server.field) {
+        match self
+            .shims
+            .name(link, server_id, setup, server.owner, server.field)
+        {
             Opening::Connectionless => {
                 tracing::debug!(server = %server.name, shim = link.0, "declared with serverId; using connectionless mcp/message");
             }
@@ -376,11 +390,18 @@ impl<C: Components> Router<C> {
                 }
             }
             BridgeCall::Disconnect => {}
+            BridgeCall::Handshake => {
+                if let Outcome::Error(e) = outcome {
+                    let name = self.server_name(link);
+                    tracing::warn!(server = %name, shim = link.0, error = error_message(e), "the provider refused the MCP handshake on a connection made again");
+                }
+            }
         }
     }
 
     fn on_connected(&mut self, link: LinkId, outcome: Outcome<'_>) {
         let name = self.server_name(link);
+        let again = self.shims.is_reconnecting(link);
         let made = match outcome {
             Outcome::Result(r) => match connection_id(r) {
                 Some(connection) => {
@@ -406,8 +427,94 @@ impl<C: Components> Router<C> {
                 ),
             }),
         };
+        if again && let Ok(connection) = &made {
+            self.handshake_again(link, connection);
+        }
         let queued = self.shims.connected(link, made);
         self.replay_shim_frames(link, queued);
+    }
+
+    /// A connection made again after its provider restarted: the agent's client made its MCP
+    /// handshake on the old one, so the bridge makes it on the new one with the client's own
+    /// `initialize` params, the answer dropped, before anything the client sent meanwhile.
+    fn handshake_again(&mut self, link: LinkId, connection: &str) {
+        let Some(params) = self.shims.client_initialize(link) else {
+            return;
+        };
+        let params = params.map(|p| p.get().to_string());
+        let p = message_params(
+            Address::Connection(connection),
+            "initialize",
+            params.as_deref(),
+        );
+        self.send_to_owner(
+            link,
+            Some(("null", BridgeCall::Handshake)),
+            "mcp/message",
+            &p,
+        );
+        let p = message_params(
+            Address::Connection(connection),
+            "notifications/initialized",
+            None,
+        );
+        self.send_to_owner(link, None, "mcp/message", &p);
+    }
+
+    /// The provider at `owner` failed and is being started again: its connections died.
+    pub(super) fn bridge_connections_lost(&mut self, owner: Position) {
+        self.shims.lose_connections(owner);
+    }
+
+    /// The provider at `owner` runs again: each connection that died with its last instance
+    /// is made again, before what was held for it is delivered (and queued behind the
+    /// connect).
+    pub(super) fn reconnect_shims(&mut self, owner: Position) {
+        for link in self.shims.take_reconnects(owner) {
+            let name = self.server_name(link);
+            tracing::info!(server = %name, shim = link.0, "MCP bridge connection made again after its provider restarted");
+            self.connect_shim(link, Vec::new());
+        }
+    }
+
+    /// A request held for the restarting provider at `owner` waits at most the provider's
+    /// `request_timeout`.
+    fn bound_held_call(&mut self, owner: Position, link: LinkId, frame: &[u8]) {
+        let Some(limit) = self.positions[owner].policy.request_timeout else {
+            return;
+        };
+        if let Ok(Envelope::Request { id, .. }) = acp_wire::parse(frame) {
+            let timer = Timer::HeldCall {
+                position: owner,
+                link,
+                id: id.get().into(),
+            };
+            self.timers.at(self.now + limit, timer);
+        }
+    }
+
+    /// A request held for the restarting provider at `position` reached its
+    /// `request_timeout`: if it is still held, it is answered with an MCP error naming the
+    /// provider, and never sent.
+    pub(super) fn on_held_call_due(&mut self, position: Position, link: LinkId, id: &str) {
+        let Some(frame) = self.take_held_request(position, link, id) else {
+            return;
+        };
+        self.trace_in(link, &frame);
+        let owner = self.at(position);
+        let noun = self.links[owner].role.noun();
+        let provider = &self.links[owner].name;
+        let limit = self.positions[position]
+            .policy
+            .request_timeout
+            .map_or_else(String::new, crate::deadlines::seconds);
+        let message = format!(
+            "MCP server `{}`: {noun} `{provider}` is being restarted and did not run again within its request_timeout ({limit})",
+            self.server_name(link)
+        );
+        tracing::warn!(shim = link.0, "{message}");
+        self.reply_error(link, id, error_code::COMPONENT_FAILED, &message, None);
+        self.trace_flush();
     }
 
     fn answer_initialize(&mut self, link: LinkId, mcp_id: &str, discovered: Option<&RawValue>) {
@@ -529,7 +636,8 @@ impl<C: Components> Router<C> {
             }
             own
         });
-        let params = RawValue::from_string(params.to_string()).expect("built as JSON");
+        let params = self.with_session_meta(link, params);
+        let params = RawValue::from_string(params).expect("built as JSON");
         let via = hop
             .wrap
             .then(|| self.links[owner].dialect.successor_method());
@@ -552,6 +660,22 @@ impl<C: Components> Router<C> {
             self.arm_deadline(owner, own, false);
         }
         own
+    }
+
+    /// `params` of a request or notification for the shim on `link`, with the ACP session it
+    /// belongs to as `_meta.sessionId` when it came in by an HTTP bridge setup the agent has
+    /// accepted: a provider serving one server to many sessions can tell its calls apart.
+    fn with_session_meta(&self, link: LinkId, params: &str) -> String {
+        let session = self
+            .shims
+            .setup(link)
+            .and_then(|key| self.http_sessions.session_of(key));
+        let (Some(session), Ok(object)) = (session, serde_json::from_str::<&RawValue>(params))
+        else {
+            return params.to_string();
+        };
+        let session = serde_json::to_string(session).expect("a string serializes");
+        acp_wire::splice::set_path(object, &["_meta", SESSION_META_KEY], &session)
     }
 
     /// Cancels our request `own` at the owner: plain even toward a proxy, as cancellation is
@@ -641,7 +765,7 @@ impl<C: Components> Router<C> {
     pub(super) fn fail_bridge_request(&mut self, pending: Pending, message: &str) {
         let link = pending.origin;
         match pending.purpose {
-            Purpose::Bridge(BridgeCall::Disconnect) => return,
+            Purpose::Bridge(BridgeCall::Disconnect | BridgeCall::Handshake) => return,
             // No connection: what the agent sent meanwhile is answered with the failure.
             Purpose::Bridge(BridgeCall::Connect) => {
                 let broken = ConnectRefused::Broken {

@@ -20,6 +20,9 @@ enum Phase {
     /// `mcp/connect` sent; the agent's lines wait here.
     Connecting(Vec<Bytes>),
     Connected(String),
+    /// Its connection died with a provider that is being started again: what the agent
+    /// sends is held for the provider, and a new connection is made once it runs.
+    Reconnect,
     Connectionless,
     /// The server cannot be reached; every request is answered with this error.
     Broken {
@@ -31,6 +34,8 @@ enum Phase {
 #[derive(Debug)]
 struct Shim {
     server: String,
+    /// The HTTP bridge setup it came in by (`None` for a stdio shim): names its ACP session.
+    setup: Option<String>,
     /// The position of the server's provider.
     owner: Position,
     phase: Phase,
@@ -45,6 +50,11 @@ struct Shim {
     /// The agent's `initialize`, while a connectionless `server/discover` for it is out and
     /// `mcp/connect` is still to be tried: replayed on a connection if discover is refused.
     held_initialize: Option<Bytes>,
+    /// The params of the agent's `initialize` (`None` when it sent none), for the handshake
+    /// on a connection made again after the provider restarted.
+    client_initialize: Option<Option<Box<RawValue>>>,
+    /// The connection being made replaces one that died with its provider.
+    reconnecting: bool,
 }
 
 /// What a line from a shim meets.
@@ -120,6 +130,7 @@ impl Shims {
     pub(super) fn open(&mut self, link: LinkId) {
         let shim = Shim {
             server: String::new(),
+            setup: None,
             owner: 0,
             phase: Phase::Hello,
             hello: ClientHello::unknown(),
@@ -127,6 +138,8 @@ impl Shims {
             in_flight: HashMap::new(),
             connect_tried: false,
             held_initialize: None,
+            client_initialize: None,
+            reconnecting: false,
         };
         self.by_link.insert(link, shim);
     }
@@ -157,16 +170,19 @@ impl Shims {
         }
     }
 
-    /// The shim named server `server` (declared as `field`), served at `owner`.
+    /// The shim named server `server` (declared as `field`), served at `owner`, and the HTTP
+    /// bridge setup it came in by, if any.
     pub(super) fn name(
         &mut self,
         link: LinkId,
         server: String,
+        setup: Option<String>,
         owner: Position,
         field: IdField,
     ) -> Opening {
         let shim = self.shim_mut(link);
         shim.server = server;
+        shim.setup = setup;
         shim.owner = owner;
         if field == IdField::ServerId {
             shim.phase = Phase::Connectionless;
@@ -192,6 +208,7 @@ impl Shims {
         let Some(shim) = self.by_link.get_mut(&link) else {
             return Vec::new();
         };
+        shim.reconnecting = false;
         let next = match outcome {
             Ok(connection) => {
                 self.by_connection
@@ -236,6 +253,14 @@ impl Shims {
             Phase::Broken { code, reason } => RequestRoute::Broken {
                 code: *code,
                 reason: reason.clone(),
+            },
+            // Its provider was taken out of the chain or gave up instead of running again.
+            Phase::Reconnect => RequestRoute::Broken {
+                code: acp_wire::error_code::COMPONENT_FAILED,
+                reason: format!(
+                    "the provider of MCP server `{}` stopped, and with it this connection",
+                    self.shim(link).server
+                ),
             },
             Phase::Hello | Phase::Connecting(_) => unreachable!("held by `arrive`"),
         }
@@ -285,11 +310,63 @@ impl Shims {
         }
     }
 
-    /// The shim speaks to its server connectionless.
-    pub(super) fn is_connectionless(&self, link: LinkId) -> bool {
+    /// What the shim sends waits for its provider while that is being started again: it
+    /// speaks connectionless, or its connection died with the provider's last instance.
+    pub(super) fn waits_for_restart(&self, link: LinkId) -> bool {
         self.by_link
             .get(&link)
-            .is_some_and(|shim| matches!(shim.phase, Phase::Connectionless))
+            .is_some_and(|shim| matches!(shim.phase, Phase::Connectionless | Phase::Reconnect))
+    }
+
+    /// Keeps the params of the agent's `initialize` for a handshake on a later connection.
+    pub(super) fn keep_client_initialize(&mut self, link: LinkId, params: Option<&RawValue>) {
+        if let Some(shim) = self.by_link.get_mut(&link) {
+            shim.client_initialize = Some(params.map(RawValue::to_owned));
+        }
+    }
+
+    /// The provider at `owner` failed and is being started again: each connection to it died
+    /// with it, and its shims wait for a new one.
+    pub(super) fn lose_connections(&mut self, owner: Position) {
+        for shim in self.by_link.values_mut() {
+            if shim.owner != owner {
+                continue;
+            }
+            if let Phase::Connected(connection) = &shim.phase {
+                self.by_connection.remove(&(owner, connection.clone()));
+                shim.phase = Phase::Reconnect;
+            }
+        }
+    }
+
+    /// The shims of the provider at `owner` whose connection is to be made again, now that
+    /// it runs; each is marked as connecting again.
+    pub(super) fn take_reconnects(&mut self, owner: Position) -> Vec<LinkId> {
+        let mut links: Vec<LinkId> = self
+            .by_link
+            .iter_mut()
+            .filter(|(_, shim)| shim.owner == owner && matches!(shim.phase, Phase::Reconnect))
+            .map(|(link, shim)| {
+                shim.reconnecting = true;
+                *link
+            })
+            .collect();
+        links.sort_by_key(|link| link.0);
+        links
+    }
+
+    /// Whether the connection being made replaces one that died with its provider: the
+    /// agent's client made its handshake on the old one.
+    pub(super) fn is_reconnecting(&self, link: LinkId) -> bool {
+        self.by_link
+            .get(&link)
+            .is_some_and(|shim| shim.reconnecting)
+    }
+
+    /// The params of the agent's `initialize`, if it sent one.
+    pub(super) fn client_initialize(&self, link: LinkId) -> Option<Option<&RawValue>> {
+        let shim = self.by_link.get(&link)?;
+        shim.client_initialize.as_ref().map(|p| p.as_deref())
     }
 
     /// Records the client's `initialize` params on a connectionless shim.
@@ -304,6 +381,11 @@ impl Shims {
     /// The id of the shim's server, as declared (empty before the hello).
     pub(super) fn server(&self, link: LinkId) -> &str {
         self.by_link.get(&link).map_or("", |s| s.server.as_str())
+    }
+
+    /// The HTTP bridge setup the shim came in by.
+    pub(super) fn setup(&self, link: LinkId) -> Option<&str> {
+        self.by_link.get(&link).and_then(|s| s.setup.as_deref())
     }
 
     /// The position of the shim's server's provider.

@@ -1,7 +1,18 @@
-//! The two lines that open a bridge shim's connection: the shim's hello naming its server,
-//! and the conductor's welcome or refusal. Pure; both sides use it.
+//! The two lines that open a bridge shim's connection: the shim's hello naming its server
+//! (and, for an HTTP bridge session, the session setup it was opened under), and the
+//! conductor's welcome or refusal. Pure; both sides use it.
 
-/// The first line a shim sends: which declared server it stands for.
+/// What a shim's first line says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hello {
+    /// The declared server it stands for.
+    pub server: String,
+    /// The HTTP bridge's key of the session setup whose URL it came in by; `None` for a
+    /// stdio shim.
+    pub setup: Option<String>,
+}
+
+/// The first line a stdio shim sends: which declared server it stands for.
 pub fn hello_line(server: &str) -> String {
     format!(
         "{}\n",
@@ -9,12 +20,24 @@ pub fn hello_line(server: &str) -> String {
     )
 }
 
-/// Reads the server id out of a shim's first line.
-pub fn read_hello(line: &[u8]) -> Option<String> {
+/// The first line of an HTTP bridge session: its server and the setup key of its URL.
+pub fn http_hello_line(server: &str, setup: &str) -> String {
+    format!(
+        "{}\n",
+        serde_json::json!({ "mcpBridge": 1, "server": server, "setup": setup })
+    )
+}
+
+/// Reads a shim's first line.
+pub fn read_hello(line: &[u8]) -> Option<Hello> {
     let v: serde_json::Value = serde_json::from_slice(line).ok()?;
-    (v.get("mcpBridge")? == 1)
-        .then(|| v.get("server")?.as_str().map(str::to_string))
-        .flatten()
+    if v.get("mcpBridge")? != 1 {
+        return None;
+    }
+    Some(Hello {
+        server: v.get("server")?.as_str()?.to_string(),
+        setup: v.get("setup").and_then(|s| s.as_str()).map(str::to_string),
+    })
 }
 
 /// The conductor's answer to a hello: accepted, or why not.
@@ -36,9 +59,16 @@ mod tests {
     fn hello_round_trips() {
         let line = hello_line("notes-1");
         assert!(line.ends_with('\n'));
+        let hello = read_hello(line.trim_end().as_bytes()).expect("a hello");
+        assert_eq!(hello.server, "notes-1");
+        assert_eq!(hello.setup, None);
+        let http = read_hello(http_hello_line("notes-1", "k7").trim_end().as_bytes());
         assert_eq!(
-            read_hello(line.trim_end().as_bytes()).as_deref(),
-            Some("notes-1")
+            http,
+            Some(Hello {
+                server: "notes-1".into(),
+                setup: Some("k7".into())
+            })
         );
         assert_eq!(read_hello(br#"{"jsonrpc":"2.0","method":"x"}"#), None);
         assert_eq!(read_hello(br#"{"mcpBridge":2,"server":"x"}"#), None);

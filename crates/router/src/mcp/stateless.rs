@@ -48,8 +48,15 @@ impl ClientHello {
 }
 
 /// `params` with the per-request `_meta` a stateless provider requires; everything else
-/// kept. `params` that are absent or not an object become `{"_meta":{...}}`.
+/// kept. `params` that are absent or not an object become `{"_meta":{...}}`. A client that
+/// speaks the stateless revision itself names its revision there already: its params go as
+/// they are.
 pub fn with_request_meta(params: Option<&RawValue>, hello: &ClientHello) -> String {
+    if let Some(params) = params
+        && names_a_revision(params)
+    {
+        return params.get().to_string();
+    }
     let version = serde_json::to_string(REVISION).expect("a string serializes");
     let empty;
     let params = match params.filter(|p| p.get().trim_start().starts_with('{')) {
@@ -62,6 +69,15 @@ pub fn with_request_meta(params: Option<&RawValue>, hello: &ClientHello) -> Stri
     let step = set_path(params, &["_meta", VERSION_KEY], &version);
     let step = RawValue::from_string(step).expect("set_path writes valid JSON");
     set_path(&step, &["_meta", CAPABILITIES_KEY], &hello.capabilities)
+}
+
+/// Whether request `params` carry `_meta["io.modelcontextprotocol/protocolVersion"]`: the
+/// client speaks a stateless revision itself.
+pub fn names_a_revision(params: &RawValue) -> bool {
+    Members::of(params)
+        .and_then(|m| m.get("_meta"))
+        .and_then(Members::of)
+        .is_some_and(|meta| meta.get(VERSION_KEY).is_some())
 }
 
 /// The inner MCP outcome of a connectionless `mcp/message` result.
@@ -181,6 +197,18 @@ mod tests {
             assert_eq!(out["_meta"][VERSION_KEY], REVISION);
             assert!(out["_meta"][CAPABILITIES_KEY].is_object());
         }
+    }
+
+    #[test]
+    fn a_stateless_clients_own_meta_is_kept_byte_for_byte() {
+        let own = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}},"cursor":null}"#;
+        assert_eq!(
+            with_request_meta(Some(&raw(own)), &ClientHello::unknown()),
+            own
+        );
+        assert!(names_a_revision(&raw(own)));
+        assert!(!names_a_revision(&raw(r#"{"_meta":{"progressToken":1}}"#)));
+        assert!(!names_a_revision(&raw("[]")));
     }
 
     #[test]

@@ -131,3 +131,38 @@ fn a_sessions_http_servers_end_when_its_close_is_answered_or_its_setup_refused()
     chain.proxy(1).recv();
     assert_eq!(chain.asked.lock().unwrap().http_closed, ["s2", "s1"]);
 }
+
+/// An HTTP bridge session (its hello names the setup key of its URL) gets its calls to the
+/// provider tagged with the ACP session the setup serves, once the agent has answered it.
+#[test]
+fn calls_through_an_http_setup_name_its_acp_session() {
+    let mut chain = chain_with(BridgeForm::Auto, r#"{"http":true}"#);
+    for session in ["a", "b"] {
+        chain.proxy(1).send(DECLARING_SESSION);
+        let setup = chain.agent().recv();
+        chain.agent().send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"sessionId":"{session}"}}}}"#,
+            setup["id"]
+        ));
+        chain.proxy(1).recv();
+    }
+    // The second setup's (s2) session for server n-1, then the first's (s1).
+    for (key, session) in [("s2", "b"), ("s1", "a")] {
+        let mut shim = chain.connect_shim();
+        shim.send(&crate::mcp::bridge_hello::http_hello_line("n-1", key));
+        assert_eq!(shim.recv()["mcpBridge"], "ok");
+        shim.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#);
+        let call = chain.proxy(1).recv();
+        assert_eq!(call["params"]["method"], "mcp/message", "{call}");
+        let params = &call["params"]["params"];
+        assert_eq!(params["_meta"]["sessionId"], session, "{call}");
+        assert_eq!(params["serverId"], "n-1");
+    }
+    // A stdio shim's calls name no session: its server may serve several.
+    let mut shim = chain.connect_shim();
+    shim.send(&crate::mcp::bridge_hello::hello_line("n-1"));
+    assert_eq!(shim.recv()["mcpBridge"], "ok");
+    shim.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#);
+    let call = chain.proxy(1).recv();
+    assert!(call["params"]["params"].get("_meta").is_none(), "{call}");
+}

@@ -10,6 +10,7 @@ mod harness;
 mod ids;
 mod mcp;
 mod mcp_http;
+mod mcp_restart;
 mod ordering;
 mod properties;
 mod recovery;

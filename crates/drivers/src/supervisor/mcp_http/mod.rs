@@ -5,7 +5,9 @@
 //!
 //! A session setup's servers share a URL token and a secret (`Authorization: Bearer`); each
 //! server has its own URL, `/mcp/<token>/<index>`. A request without the secret gets 401
-//! and reaches nothing.
+//! and reaches nothing. A client of the stateless MCP revision (2026-07-28) sends no
+//! `initialize` and has no `Mcp-Session-Id`: each of its requests is an MCP session of its
+//! own, which ends with its answer (or when the client stops waiting for it).
 
 mod secret;
 mod session;
@@ -304,6 +306,9 @@ async fn post(
     let posted = Posted::read(&body);
     let (session_id, session, opened) = match (session, &posted) {
         (Some((id, session)), _) => (id, session, false),
+        (None, Posted::Request { id, method }) if method != "initialize" => {
+            return stateless_post(shared, token, index, server_id, body, id).await;
+        }
         (None, Posted::Request { method, .. }) if method == "initialize" => {
             match open_session(shared, token, index, server_id).await {
                 Some((id, session)) => (id, session, true),
@@ -362,6 +367,58 @@ async fn post(
             refuse(StatusCode::SERVICE_UNAVAILABLE, &reason)
         }
         Answer::Ended => refuse(StatusCode::NOT_FOUND, "the MCP session has ended"),
+    }
+}
+
+/// A request without `Mcp-Session-Id` (a client of the stateless revision): answered on an
+/// MCP session of its own, ended once it is answered or the client has gone.
+async fn stateless_post(
+    shared: &Shared,
+    token: String,
+    index: usize,
+    server_id: &str,
+    body: Bytes,
+    request_id: &str,
+) -> Response {
+    let Some((session_id, session)) = open_session(shared, token, index, server_id).await else {
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, "the conductor is stopping");
+    };
+    // Ends the session however this request ends, a client that hung up included: the
+    // router then cancels the request at its provider.
+    let _ending = EndsWith {
+        shared,
+        id: session_id,
+        session: session.clone(),
+    };
+    let answer = match session.post(body, Some(request_id)) {
+        Ok(Some(answer)) => answer,
+        Ok(None) | Err(_) => return refuse(StatusCode::NOT_FOUND, "the MCP session has ended"),
+    };
+    match answer.await.unwrap_or(Answer::Ended) {
+        Answer::Message(message) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            message,
+        )
+            .into_response(),
+        Answer::Refused(reason) => refuse(StatusCode::SERVICE_UNAVAILABLE, &reason),
+        Answer::Ended => refuse(StatusCode::NOT_FOUND, "the MCP session has ended"),
+    }
+}
+
+/// Ends a one-request MCP session when dropped.
+struct EndsWith<'a> {
+    shared: &'a Shared,
+    id: String,
+    session: Arc<McpSession>,
+}
+
+impl Drop for EndsWith<'_> {
+    fn drop(&mut self) {
+        self.shared.registry().sessions.remove(&self.id);
+        self.session.end();
     }
 }
 

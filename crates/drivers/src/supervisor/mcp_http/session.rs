@@ -1,6 +1,6 @@
 //! One Streamable HTTP MCP session of the agent's client: a link the router sees as a bridge
-//! shim's (its first frame the hello naming the server), the POSTs waiting for their answers,
-//! and the GET stream that carries what the server sends on its own. Knows no routing.
+//! shim's (its first frame the hello naming server and setup), the POSTs waiting for their
+//! answers, and the GET stream that carries what the server sends on its own. Knows no routing.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -81,7 +81,8 @@ pub(super) struct McpSession {
 
 impl McpSession {
     /// Opens a link for `server_id` and announces it to the router as a shim's; its first
-    /// frame is the hello naming the server. Returns the session and the link's `done`.
+    /// frame is the hello naming the server and the session setup's URL token (which tells the
+    /// router the ACP session its calls belong to). Returns the session and the link's `done`.
     pub(super) async fn open(
         links: &Links,
         events: &mpsc::Sender<Event>,
@@ -92,7 +93,7 @@ impl McpSession {
         let (to_link, from_agent) = mpsc::unbounded_channel::<Bytes>();
         let (to_agent, from_router) = mpsc::channel::<Bytes>(64);
         let (link, done) = links.messages(from_agent, to_agent);
-        let hello = bridge_hello::hello_line(server_id);
+        let hello = bridge_hello::http_hello_line(server_id, &token);
         to_link
             .send(Bytes::from(hello.trim_end().to_string()))
             .expect("the link's reader holds the receiver");
