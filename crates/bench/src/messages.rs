@@ -94,14 +94,15 @@ struct PromptBlock<'a> {
 /// big prompt costs the agent no second pass over its bytes.
 const COMMAND_PARAMS_MAX: usize = 4096;
 
-/// The `stream K B` command in a prompt's first text block, if that is what it says.
+/// The `stream K B` command in a prompt's last block, if that is what it says: the editor's
+/// own text, after whatever a proxy put before it (the kit-probe proxies add a note first).
 pub fn prompt_stream_command(params: Option<&RawValue>) -> Option<StreamSpec> {
     let params = params?.get();
     if params.len() > COMMAND_PARAMS_MAX {
         return None;
     }
     let params: PromptParams<'_> = serde_json::from_str(params).ok()?;
-    let text: String = serde_json::from_str(params.prompt.first()?.text?.get()).ok()?;
+    let text: String = serde_json::from_str(params.prompt.last()?.text?.get()).ok()?;
     parse_stream_command(&text)
 }
 
@@ -157,6 +158,24 @@ mod tests {
         let big = raw(&prompt_params(SESSION_ID, &"x".repeat(1 << 20)));
         assert_eq!(prompt_stream_command(Some(&big)), None);
         assert_eq!(prompt_stream_command(None), None);
+    }
+
+    #[test]
+    fn a_note_a_proxy_put_first_leaves_the_command_last() {
+        let noted = raw(format!(
+            r#"{{"sessionId":"{SESSION_ID}","prompt":[{{"type":"text","text":"a note"}},{{"type":"text","text":"stream 2 5"}}]}}"#
+        ).as_bytes());
+        assert_eq!(
+            prompt_stream_command(Some(&noted)),
+            Some(StreamSpec {
+                updates: 2,
+                bytes: 5
+            })
+        );
+        let after = raw(format!(
+            r#"{{"sessionId":"{SESSION_ID}","prompt":[{{"type":"text","text":"stream 2 5"}},{{"type":"text","text":"a note"}}]}}"#
+        ).as_bytes());
+        assert_eq!(prompt_stream_command(Some(&after)), None);
     }
 
     #[test]
