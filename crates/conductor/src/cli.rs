@@ -52,8 +52,18 @@ enum Command {
     Serve(crate::serve::ServeArgs),
     /// Validate a config file without starting anything (exit 78 when invalid).
     Check {
-        #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
-        config: PathBuf,
+        #[arg(
+            long,
+            env = "ACP_CONDUCTOR_CONFIG",
+            value_name = "FILE",
+            required_unless_present = "diff"
+        )]
+        config: Option<PathBuf>,
+        /// Print what a reload from OLD to NEW would do to each component (kept, moved,
+        /// replaced and why, added, removed; the agent), without running anything. `--config`
+        /// (or ACP_CONDUCTOR_CONFIG) is not read then.
+        #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
+        diff: Option<Vec<PathBuf>>,
     },
     /// Check a config against this machine as an editor will run it: commands on the
     /// editor's PATH, wasm files, sandbox grants, variables; print the chain (exit 1 on a
@@ -183,9 +193,14 @@ pub fn main() -> ExitCode {
         Command::McpBridge { socket, server } => finish(crate::mcp::shim::run(&socket, &server)),
         Command::Serve(args) => finish(crate::serve::main(args, log)),
         Command::Trace(args) => finish(crate::trace_command::main(args, log)),
-        Command::Check { config } => {
+        Command::Check { config, diff } => {
             crate::logging::init(log, "warn");
-            finish(config::check(&config))
+            match (diff.as_deref(), config) {
+                (Some([old, new]), _) => finish(config::check_diff(old, new)),
+                (_, Some(config)) => finish(config::check(&config)),
+                // clap requires `--config` unless `--diff`, and `--diff` takes two files.
+                _ => unreachable!("clap checks `check`'s arguments"),
+            }
         }
         Command::Doctor {
             config,

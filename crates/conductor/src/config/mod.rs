@@ -30,7 +30,7 @@ use toml::de::DeTable;
 #[cfg(feature = "wasm")]
 pub use acp_drivers::component::wasm::needs::{PROVIDED_PACKAGES, UnmetNeed, unmet_need};
 pub use acp_drivers::spec::*;
-pub use check::check;
+pub use check::{check, check_diff};
 pub use diagnostics::{ConfigError, ConfigErrorKind, ConfigErrors};
 pub use observe::{Observations, ProgramLookup, RegistryUse, VariableUse, inspect};
 

@@ -4,6 +4,7 @@
 //! The binary's `config` reads, checks and resolves a file into these types; nothing here
 //! reads TOML or knows where in a file a value was written.
 
+pub mod diff;
 mod duration;
 mod size;
 mod wasm_file;
