@@ -557,6 +557,8 @@ impl<C: Components> Router<C> {
         match self.links[origin].position {
             Some(0) => {
                 self.editor_initialized = true;
+                // A proxy a reload puts first is answered as the editor was.
+                self.positions[0].initialize_answer = Some(result.to_owned());
                 self.chain_up();
             }
             Some(position) if self.topology.is_proxy(position) => {

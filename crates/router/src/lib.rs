@@ -42,6 +42,7 @@ pub mod output;
 pub mod pending;
 pub mod policy;
 mod recovery;
+pub mod reload;
 mod route_trace;
 mod run_log;
 pub mod shared_proxy;
@@ -72,6 +73,7 @@ use output::Outputs;
 use pending::PendingRequests;
 pub use policy::{AfterRestarts, FailurePolicy, OnFailure};
 use recovery::Health;
+pub use reload::{NewInstance, Placement, ReloadPlan, ReloadRefused, ReloadStep};
 use route_trace::RouteTrace;
 pub use run_log::EndOfRun;
 use timers::Timers;
@@ -235,6 +237,10 @@ enum Timer {
     Restart { position: Position },
     /// A request the conductor sent on `link` may be past its deadline.
     Deadline { link: LinkId },
+    /// A proxy instance a reload started has not answered `initialize` in time.
+    WarmDeadline { link: LinkId },
+    /// An instance a reload replaced or removed has had `shutdown_grace` to drain.
+    Retire { link: LinkId },
 }
 
 /// The component at one chain position, as the router sees it: its current link, how it
@@ -289,6 +295,10 @@ pub struct Router<C> {
     trace: Option<RouteTrace>,
     /// What the chain-up and end-of-run log lines say.
     run_log: run_log::RunLog,
+    /// A reload whose new instances are being initialized.
+    reloading: Option<reload::Warming>,
+    /// Instances a reload replaced or removed, answering what was sent to them.
+    retiring: Vec<LinkId>,
 }
 
 impl<C: Components> Router<C> {
@@ -353,6 +363,8 @@ impl<C: Components> Router<C> {
             skipped: skipped::Skipped::default(),
             trace: None,
             run_log: run_log::RunLog::new(now),
+            reloading: None,
+            retiring: Vec::new(),
         }
     }
 

@@ -13,6 +13,7 @@ mod mcp_http;
 mod ordering;
 mod properties;
 mod recovery;
+mod reload;
 mod routing;
 mod run_log;
 mod trace;
