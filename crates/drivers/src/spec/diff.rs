@@ -85,12 +85,14 @@ pub enum ProxyChange {
         from: usize,
         to: usize,
     },
-    /// A new instance with the new spec takes its place.
+    /// A new instance with the new spec takes its place (at its new place when `moved`).
     Replaced {
         name: String,
         from: usize,
         to: usize,
         what: Vec<Difference>,
+        /// It also comes before or after another proxy it did not before.
+        moved: bool,
     },
     Added {
         name: String,
@@ -199,9 +201,23 @@ impl fmt::Display for ProxyChange {
         match self {
             ProxyChange::Kept { name, .. } => write!(f, "kept `{name}`"),
             ProxyChange::Moved { name, from, to } => write!(f, "moved `{name}` ({from} -> {to})"),
-            ProxyChange::Replaced { name, what, .. } => {
-                write!(f, "replaced `{name}` ({})", joined(what))
-            }
+            ProxyChange::Replaced {
+                name,
+                what,
+                moved: false,
+                ..
+            } => write!(f, "replaced `{name}` ({})", joined(what)),
+            ProxyChange::Replaced {
+                name,
+                what,
+                moved: true,
+                from,
+                to,
+            } => write!(
+                f,
+                "replaced `{name}` ({}) and moved ({from} -> {to})",
+                joined(what)
+            ),
             ProxyChange::Added { name, position } => write!(f, "added `{name}` at {position}"),
             ProxyChange::Removed { name, .. } => write!(f, "removed `{name}`"),
         }
@@ -266,6 +282,7 @@ pub fn diff(old: Side<'_>, new: Side<'_>) -> ChainDiff {
                 from,
                 to,
                 what,
+                moved: !kept_order,
             }
         } else if kept_order {
             ProxyChange::Kept { name, position: to }

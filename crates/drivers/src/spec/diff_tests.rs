@@ -92,6 +92,7 @@ fn replaced(name: &str, from: usize, to: usize, what: Vec<Difference>) -> ProxyC
         from,
         to,
         what,
+        moved: false,
     }
 }
 
@@ -474,9 +475,23 @@ fn a_replaced_proxy_that_also_moved_is_replaced_at_its_new_position() {
     let old = config(vec![native("a"), native("b")]);
     let mut new = config(vec![native("b"), native("a")]);
     launch_mut(&mut new.proxies[0]).args = vec!["x".to_owned()];
+    let diff = diff_of(&old, &new);
     assert_eq!(
-        diff_of(&old, &new).proxies,
-        vec![replaced("b", 1, 0, vec![Difference::Args]), kept("a", 1)]
+        diff.proxies,
+        vec![
+            ProxyChange::Replaced {
+                name: "b".to_owned(),
+                from: 1,
+                to: 0,
+                what: vec![Difference::Args],
+                moved: true,
+            },
+            kept("a", 1)
+        ]
+    );
+    assert_eq!(
+        diff.proxies[0].to_string(),
+        "replaced `b` (args) and moved (1 -> 0)"
     );
 }
 

@@ -9,6 +9,7 @@
 
 pub mod bridge_socket;
 pub mod mcp_http;
+mod reload;
 pub mod shared_proxies;
 pub mod starter;
 
@@ -37,6 +38,34 @@ use bridge_socket::BridgeSocket;
 use mcp_http::McpHttpBridge;
 use starter::{Launch, Starter};
 
+impl Slot {
+    /// The slot of one `[[proxy]]`; proxies named in `shared` are attached to.
+    fn of_proxy(proxy: &crate::spec::ProxySpec, shared: &SharedProxies) -> Slot {
+        Slot {
+            name: proxy.name.clone(),
+            role: Role::Proxy,
+            dialect: match proxy.protocol {
+                ProxyProtocol::Auto => DialectChoice::Detect,
+                ProxyProtocol::Rfd => DialectChoice::Pinned(Dialect::Rfd),
+                ProxyProtocol::Underscore => DialectChoice::Pinned(Dialect::Underscore),
+            },
+            failure: proxy.failure,
+            launch: match (&proxy.launch, shared.get(&proxy.name)) {
+                (_, Some(shared)) => Launch::Shared(shared.clone()),
+                (ProxyLaunch::Native(command), None) => Launch::Native {
+                    spec: command.clone(),
+                    builtin: false,
+                },
+                (ProxyLaunch::Wasm(spec), None) => Launch::Wasm(spec.clone()),
+                (ProxyLaunch::Remote(spec), None) => Launch::Remote(spec.clone()),
+            },
+            initialize_params: None,
+            current: None,
+            removed: false,
+        }
+    }
+}
+
 /// One chain position's component.
 #[derive(Debug)]
 struct Slot {
@@ -49,6 +78,8 @@ struct Slot {
     initialize_params: Option<Bytes>,
     /// Its current instance, as an index into [`Supervisor::instances`].
     current: Option<usize>,
+    /// A reload took it out of the chain: its position stays, routed around.
+    removed: bool,
 }
 
 pub struct Supervisor {
@@ -61,6 +92,8 @@ pub struct Supervisor {
     /// `[conductor] mcp_bridge`.
     bridge_form: BridgeForm,
     http_bridge: Option<McpHttpBridge>,
+    /// The configuration the chain runs now, to tell what a reload changes.
+    running: reload::Running,
 }
 
 impl Supervisor {
@@ -78,27 +111,7 @@ impl Supervisor {
         let mut slots: Vec<Slot> = config
             .proxies
             .iter()
-            .map(|proxy| Slot {
-                name: proxy.name.clone(),
-                role: Role::Proxy,
-                dialect: match proxy.protocol {
-                    ProxyProtocol::Auto => DialectChoice::Detect,
-                    ProxyProtocol::Rfd => DialectChoice::Pinned(Dialect::Rfd),
-                    ProxyProtocol::Underscore => DialectChoice::Pinned(Dialect::Underscore),
-                },
-                failure: proxy.failure,
-                launch: match (&proxy.launch, shared.get(&proxy.name)) {
-                    (_, Some(shared)) => Launch::Shared(shared.clone()),
-                    (ProxyLaunch::Native(command), None) => Launch::Native {
-                        spec: command.clone(),
-                        builtin: false,
-                    },
-                    (ProxyLaunch::Wasm(spec), None) => Launch::Wasm(spec.clone()),
-                    (ProxyLaunch::Remote(spec), None) => Launch::Remote(spec.clone()),
-                },
-                initialize_params: None,
-                current: None,
-            })
+            .map(|proxy| Slot::of_proxy(proxy, shared))
             .collect();
         if topology.agent_position().is_some() {
             let (name, launch) = match &config.agent {
@@ -127,6 +140,7 @@ impl Supervisor {
                 launch,
                 initialize_params: None,
                 current: None,
+                removed: false,
             });
         }
         Supervisor {
@@ -136,6 +150,7 @@ impl Supervisor {
             bridge: None,
             bridge_form: config.conductor.mcp_bridge,
             http_bridge: None,
+            running: reload::Running::of(config),
         }
     }
 
@@ -268,6 +283,14 @@ impl Components for Supervisor {
 
     fn initialized(&mut self, position: Position, params: Bytes) {
         self.slot(position).initialize_params = Some(params);
+    }
+
+    fn swapped(&mut self, placements: &[acp_router::Placement]) {
+        self.take_places(placements);
+    }
+
+    fn retire(&mut self, link: LinkId) {
+        self.stop_instance(link);
     }
 
     fn launched(&self, position: Position) -> Option<Launched> {

@@ -1,0 +1,204 @@
+//! Configuration reload with the real binary and real child processes: the file is edited
+//! while a session is open (one proxy's args changed, one proxy added, one removed) and
+//! SIGHUP applies it; the session goes on through the new chain, the agent and unchanged
+//! proxies keep their processes; an invalid edit changes nothing and the editor is told; an
+//! unchanged file changes nothing. `check --diff` says what a reload would do.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use acp_conductor_tests::editor::{Editor, patience};
+use acp_conductor_tests::test_chain::{AGENT, fresh_dir};
+use acp_conductor_tests::{TestChain, binaries};
+use serde_json::{Value, json};
+
+const RELOADED: &str = "_acp-conductor/config_reloaded";
+const REJECTED: &str = "_acp-conductor/config_rejected";
+
+fn is_notification(method: &'static str) -> impl Fn(&Value) -> bool {
+    move |message| message["method"] == method
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}
+
+/// Waits until `done` holds, for at most the tests' patience.
+fn eventually(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + patience();
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} did not happen in time");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// How many `session/new` requests component `name` received.
+fn session_news(chain: &TestChain, name: &str) -> usize {
+    chain
+        .received(name)
+        .iter()
+        .filter(|m| m["method"] == "session/new")
+        .count()
+}
+
+/// Whether component `name` received a prompt whose text contains `text` (plain, or wrapped
+/// in `proxy/successor` for a proxy's successor).
+fn saw_prompt(chain: &TestChain, name: &str, text: &str) -> bool {
+    chain.received(name).iter().any(|m| {
+        let params = if m["method"] == "proxy/successor" {
+            &m["params"]["params"]
+        } else {
+            &m["params"]
+        };
+        params["prompt"].to_string().contains(text)
+    })
+}
+
+/// Two test-proxies `p1`, `p2` before the test-agent, initialized, with a session open.
+fn open_chain(label: &str) -> (TestChain, Editor, String) {
+    let binaries = binaries!();
+    let chain = TestChain::with_test_proxies(&binaries, label, 2);
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let first = editor.prompt(&session, "before the reload");
+    assert!(
+        first.response.get("result").is_some(),
+        "{:?}",
+        first.response
+    );
+    (chain, editor, session)
+}
+
+#[test]
+fn sighup_replaces_adds_and_removes_proxies_and_the_session_goes_on() {
+    let (mut chain, mut editor, session) = open_chain("reload-sighup");
+    let (p1, p2, agent) = (chain.pid("p1"), chain.pid("p2"), chain.pid(AGENT));
+
+    // p1 gets another argument, p2 goes, p3 comes after p1.
+    chain.proxies[0].args(&["--envelope-meta", "{\"reloaded\":true}"]);
+    chain.proxies.remove(1);
+    chain.add_test_proxy("p3");
+    chain.write_config();
+    editor.signal(libc::SIGHUP);
+    let reloaded = editor.wait_for(is_notification(RELOADED));
+    assert_eq!(
+        reloaded["params"]["changes"],
+        json!([
+            "replaced `p1` (args)",
+            "added `p3` at 1",
+            "removed `p2`",
+            "kept the agent"
+        ])
+    );
+    let stderr = editor.wait_for_stderr("configuration reloaded");
+    assert!(
+        stderr.contains(
+            "configuration reloaded: replaced `p1` (args); added `p3` at 1; removed `p2`; kept the agent"
+        ),
+        "{stderr}"
+    );
+
+    // The same session, through the new chain.
+    let after = editor.prompt(&session, "after the reload");
+    assert!(
+        after.response.get("result").is_some(),
+        "{:?}",
+        after.response
+    );
+    assert!(saw_prompt(&chain, "p3", "after the reload"));
+    assert!(!saw_prompt(&chain, "p2", "after the reload"));
+    assert!(saw_prompt(&chain, AGENT, "after the reload"));
+    // The agent kept its process and saw one session/new; p1 is a new process, p2 is gone.
+    assert_eq!(chain.pid(AGENT), agent);
+    assert_eq!(session_news(&chain, AGENT), 1);
+    eventually("p1's new instance writes its pid", || chain.pid("p1") != p1);
+    eventually("the old p1 stops", || !alive(p1));
+    eventually("the removed p2 stops", || !alive(p2));
+    assert!(alive(chain.pid("p1")) && alive(chain.pid("p3")) && alive(agent));
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
+fn an_invalid_edit_changes_nothing_and_the_editor_is_told_where() {
+    let (chain, mut editor, session) = open_chain("reload-invalid");
+    let pids = chain.fixture_pids();
+    let path = chain.config_path();
+    std::fs::write(&path, chain.config_text().replace("[[proxy]]", "[[proxi]]")).unwrap();
+    editor.signal(libc::SIGHUP);
+    let rejected = editor.wait_for(is_notification(REJECTED));
+    let message = rejected["params"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("{}:", path.display())) && message.contains("proxi"),
+        "{message}"
+    );
+    // `file:line:column: ...`
+    let location = message.trim_start_matches(&format!("{}:", path.display()));
+    let mut parts = location.splitn(3, ':');
+    assert!(parts.next().unwrap().parse::<u32>().is_ok(), "{message}");
+    assert!(parts.next().unwrap().parse::<u32>().is_ok(), "{message}");
+    let after = editor.prompt(&session, "still here");
+    assert!(
+        after.response.get("result").is_some(),
+        "{:?}",
+        after.response
+    );
+    assert_eq!(chain.fixture_pids(), pids);
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
+fn an_unchanged_file_reloads_nothing() {
+    let (chain, mut editor, session) = open_chain("reload-unchanged");
+    let pids = chain.fixture_pids();
+    // Written again, with a comment: the same chain.
+    let text = format!("# saved again\n{}", chain.config_text());
+    std::fs::write(chain.config_path(), text).unwrap();
+    editor.signal(libc::SIGHUP);
+    editor.wait_for_stderr("the configuration is unchanged: nothing to reload");
+    let after = editor.prompt(&session, "same file again");
+    assert!(
+        after.response.get("result").is_some(),
+        "{:?}",
+        after.response
+    );
+    assert!(
+        !after.notifications.iter().any(|n| n["method"] == RELOADED),
+        "{:?}",
+        after.notifications
+    );
+    assert_eq!(chain.fixture_pids(), pids);
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
+fn check_diff_prints_what_a_reload_would_do() {
+    let binaries = binaries!();
+    let dir = fresh_dir("reload-check-diff");
+    let mut chain = TestChain::with_test_proxies(&binaries, "reload-check-diff-files", 2);
+    let old = dir.join("old.toml");
+    std::fs::write(&old, chain.config_text()).unwrap();
+    chain.proxies[1].args(&["--tag", "other"]);
+    let new = dir.join("new.toml");
+    std::fs::write(&new, chain.config_text()).unwrap();
+    let output = Command::new(&binaries.conductor)
+        .args(["check", "--diff"])
+        .arg(&old)
+        .arg(&new)
+        .env_remove("ACP_CONDUCTOR_CONFIG")
+        .output()
+        .expect("run acp-conductor check --diff");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!(
+            "A reload from {} to {} would:\n  kept `p1`\n  replaced `p2` (args)\n  kept the agent\n",
+            old.display(),
+            new.display()
+        )
+    );
+}
