@@ -7,7 +7,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use acp_conductor_tests::editor::{Editor, patience};
+use acp_conductor_tests::binaries::CONTEXT_PROXY;
+use acp_conductor_tests::editor::{Editor, patience, refuse};
 use acp_conductor_tests::test_chain::{AGENT, fresh_dir};
 use acp_conductor_tests::{TestChain, binaries};
 use serde_json::{Value, json};
@@ -117,6 +118,100 @@ fn sighup_replaces_adds_and_removes_proxies_and_the_session_goes_on() {
     eventually("the old p1 stops", || !alive(p1));
     eventually("the removed p2 stops", || !alive(p2));
     assert!(alive(chain.pid("p1")) && alive(chain.pid("p3")) && alive(agent));
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
+fn a_replaced_context_proxy_learns_the_open_session_without_the_agent_seeing_it_again() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "reload-context");
+    let context = chain.binaries.workspace_program(&CONTEXT_PROXY);
+    chain.add_proxy("context", &context, &["--rule", "Rule before the reload"]);
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let first = editor.prompt(&session, "first question");
+    assert!(
+        first.response.get("result").is_some(),
+        "{:?}",
+        first.response
+    );
+    assert!(saw_prompt(&chain, AGENT, "Rule before the reload"));
+
+    chain.proxies[0].args = vec!["--rule".into(), "Rule after the reload".into()];
+    chain.write_config();
+    editor.signal(libc::SIGHUP);
+    let reloaded = editor.wait_for(is_notification(RELOADED));
+    assert_eq!(
+        reloaded["params"]["changes"][0],
+        "replaced `context` (args)"
+    );
+    // The new instance treats the open session as its own: the next prompt is the first it
+    // sees there, so its context goes in once; the agent saw the session begin once.
+    let second = editor.prompt(&session, "second question");
+    assert!(
+        second.response.get("result").is_some(),
+        "{:?}",
+        second.response
+    );
+    assert!(saw_prompt(&chain, AGENT, "Rule after the reload"));
+    assert_eq!(session_news(&chain, AGENT), 1);
+    let third = editor.prompt(&session, "third question");
+    assert!(
+        third.response.get("result").is_some(),
+        "{:?}",
+        third.response
+    );
+    let injected = chain
+        .received(AGENT)
+        .iter()
+        .filter(|m| {
+            m["params"]["prompt"]
+                .to_string()
+                .contains("Rule after the reload")
+        })
+        .count();
+    assert_eq!(
+        injected, 1,
+        "injected once, into the first prompt after the reload"
+    );
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
+fn a_prompt_in_flight_during_a_reload_completes() {
+    let (mut chain, mut editor, session) = open_chain("reload-in-flight");
+    let old_p1 = chain.pid("p1");
+    // The agent holds this turn until it is cancelled.
+    let id = editor.start_request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hang"}]}),
+    );
+    eventually("the agent has the turn", || {
+        saw_prompt(&chain, AGENT, "hang")
+    });
+    chain.proxies[0].args(&["--envelope-meta", "{\"reloaded\":true}"]);
+    chain.write_config();
+    editor.signal(libc::SIGHUP);
+    editor.wait_for(is_notification(RELOADED));
+    // The old p1 still has the turn: it stays until it is answered.
+    assert!(alive(old_p1));
+    editor.notify("session/cancel", json!({"sessionId": session}));
+    let answered = editor.finish_request(&id, refuse);
+    assert_eq!(
+        answered.response["result"]["stopReason"], "cancelled",
+        "{:?}",
+        answered.response
+    );
+    eventually("the old p1 stops once it answered", || !alive(old_p1));
+    let after = editor.prompt(&session, "after the reload");
+    assert!(
+        after.response.get("result").is_some(),
+        "{:?}",
+        after.response
+    );
     editor.close_stdin();
     editor.wait_exit();
 }

@@ -205,6 +205,12 @@ impl<C: Components> Router<C> {
         if from == 0 && !origin.wrapped && method == "initialize" {
             self.editor_version = initialize::requested_version(params);
         }
+        if from == 0
+            && let Some(id) = id
+        {
+            let kept = params.map(|p| keep_bytes(frame, p));
+            self.open_sessions.request(id.get(), method, kept);
+        }
         let rewritten = if session_setup {
             self.on_session_setup(from, hop, params)
         } else {
@@ -419,6 +425,13 @@ impl<C: Components> Router<C> {
             && self.links[link].position == self.topology.agent_position()
         {
             self.lost_sessions.result(&entry.method, result);
+        }
+        if entry.origin == self.editor() {
+            let result = match outcome {
+                Outcome::Result(result) => Some(result),
+                Outcome::Error(_) => None,
+            };
+            self.open_sessions.answered(&entry.origin_id, result);
         }
         let mut rewritten = None;
         match (&entry.purpose, outcome) {

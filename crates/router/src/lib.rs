@@ -38,6 +38,7 @@ pub mod link;
 mod lost_sessions;
 pub mod mcp;
 mod mcp_routes;
+mod open_sessions;
 pub mod output;
 pub mod pending;
 pub mod policy;
@@ -299,6 +300,8 @@ pub struct Router<C> {
     reloading: Option<reload::Warming>,
     /// Instances a reload replaced or removed, answering what was sent to them.
     retiring: Vec<LinkId>,
+    /// The editor's open sessions, replayed to the proxy instances a reload starts.
+    open_sessions: open_sessions::OpenSessions,
 }
 
 impl<C: Components> Router<C> {
@@ -365,6 +368,7 @@ impl<C: Components> Router<C> {
             run_log: run_log::RunLog::new(now),
             reloading: None,
             retiring: Vec::new(),
+            open_sessions: open_sessions::OpenSessions::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! Must not know why a proxy changed nor how instances start: the plan names positions and
 //! links, and the components start and stop (`Components::swapped`, `Components::retire`).
 
+use std::collections::VecDeque;
 use std::fmt;
 
 use acp_wire::encode::{self, Call};
@@ -116,7 +117,18 @@ struct WarmInstance {
     params: Option<Bytes>,
     /// What it is answered when it asks its successor to `initialize`.
     successor_answer: Option<Box<RawValue>>,
-    ready: bool,
+    /// It answered `initialize` (or had none to answer: the chain was not initialized yet).
+    initialized: bool,
+    /// Replayed session openings it has not answered yet.
+    replays_waiting: usize,
+    /// The results its forwarded copies of the replayed openings are answered with, in order.
+    replay_answers: VecDeque<Box<RawValue>>,
+}
+
+impl WarmInstance {
+    fn ready(&self) -> bool {
+        self.initialized && self.replays_waiting == 0
+    }
 }
 
 impl<C: Components> Router<C> {
@@ -207,7 +219,9 @@ impl<C: Components> Router<C> {
                 link: instance.link,
                 params,
                 successor_answer: answer,
-                ready,
+                initialized: ready,
+                replays_waiting: 0,
+                replay_answers: VecDeque::new(),
             });
         }
         self.reloading = Some(Warming {
@@ -291,21 +305,27 @@ impl<C: Components> Router<C> {
         };
         match parsed.envelope {
             Envelope::Response { id, outcome } => {
-                if self.links[link].pending.complete_raw(id).is_none() {
+                let Some(entry) = self.links[link].pending.complete_raw(id) else {
                     return;
-                }
-                match outcome {
-                    Outcome::Result(_) => {
-                        if let Some(w) = &mut self.reloading
-                            && let Some(instance) = w.instances.iter_mut().find(|i| i.link == link)
-                        {
-                            instance.ready = true;
-                        }
-                    }
-                    Outcome::Error(error) => self.abandon_reload(
+                };
+                match (&*entry.method, outcome) {
+                    ("initialize", Outcome::Result(_)) => self.replay_sessions(link),
+                    ("initialize", Outcome::Error(error)) => self.abandon_reload(
                         link,
                         &format!("answered initialize with an error: {}", error.get()),
                     ),
+                    (method, outcome) => {
+                        if let Outcome::Error(error) = outcome {
+                            tracing::warn!(
+                                component = %self.links[link].name,
+                                "refused the replayed {method} of an open session: {}",
+                                error.get()
+                            );
+                        }
+                        if let Some(instance) = self.warm_instance(link) {
+                            instance.replays_waiting -= 1;
+                        }
+                    }
                 }
             }
             Envelope::Request { id, method, params } => {
@@ -316,14 +336,18 @@ impl<C: Components> Router<C> {
                 } else {
                     None
                 };
-                let answer = self.reloading.as_ref().and_then(|w| {
-                    w.instances
-                        .iter()
-                        .find(|i| i.link == link)
-                        .and_then(|i| i.successor_answer.clone())
-                });
+                let answer = match inner.as_deref() {
+                    Some("initialize") => self
+                        .warm_instance(link)
+                        .and_then(|i| i.successor_answer.clone()),
+                    // Its forwarded copy of a replayed opening: the agent has the session.
+                    Some("session/new" | "session/load") => self
+                        .warm_instance(link)
+                        .and_then(|i| i.replay_answers.pop_front()),
+                    _ => None,
+                };
                 match (inner.as_deref(), answer) {
-                    (Some("initialize"), Some(answer)) => {
+                    (Some("initialize" | "session/new" | "session/load"), Some(answer)) => {
                         let mut out = Vec::with_capacity(answer.get().len() + 64);
                         encode::response(&mut out, id.get(), Outcome::Result(&answer));
                         self.count_answer(link, false);
@@ -340,6 +364,51 @@ impl<C: Components> Router<C> {
             }
             // Nothing is routed to or from it before it takes its place.
             Envelope::Notification { .. } => {}
+        }
+    }
+
+    fn warm_instance(&mut self, link: LinkId) -> Option<&mut WarmInstance> {
+        self.reloading
+            .as_mut()?
+            .instances
+            .iter_mut()
+            .find(|i| i.link == link)
+    }
+
+    /// The new instance answered `initialize`: each open session is opened at it again as
+    /// the editor opened it, and it is ready once it has answered them all.
+    fn replay_sessions(&mut self, link: LinkId) {
+        let sessions = self.open_sessions.all().to_vec();
+        for session in &sessions {
+            let own = self.links[link].pending.register(Pending {
+                origin: link,
+                origin_id: "null".into(),
+                method: session.method.into(),
+                purpose: Purpose::Reinitialize,
+                deadline: None,
+            });
+            let params = session
+                .params
+                .as_deref()
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .and_then(|s| serde_json::from_str::<&RawValue>(s).ok());
+            let mut out = Vec::new();
+            encode::call(
+                &mut out,
+                Some(&own.to_string()),
+                Call::Plain {
+                    method: session.method,
+                    params,
+                },
+            );
+            self.queue(link, Bytes::from(out), link);
+        }
+        if let Some(instance) = self.warm_instance(link) {
+            instance.initialized = true;
+            instance.replays_waiting += sessions.len();
+            instance
+                .replay_answers
+                .extend(sessions.into_iter().map(|s| s.result));
         }
     }
 
@@ -372,7 +441,7 @@ impl<C: Components> Router<C> {
         let Some(warming) = &self.reloading else {
             return;
         };
-        if !warming.instances.iter().all(|i| i.ready) {
+        if !warming.instances.iter().all(WarmInstance::ready) {
             return;
         }
         let warming = self.reloading.take().expect("checked above");

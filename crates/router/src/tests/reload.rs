@@ -389,3 +389,110 @@ fn a_reload_before_the_chain_is_initialized_swaps_at_once() {
     let mut new = new;
     assert_eq!(new.recv()["method"], "proxy/initialize");
 }
+
+#[test]
+fn open_sessions_are_replayed_to_a_new_instance_and_the_agent_sees_them_once() {
+    let mut chain = Spec::new(1).awaiting_initialize().start();
+    initialize(&mut chain);
+    let asked = chain.editor_sends(
+        r#"{"jsonrpc":"2.0","id":"n","method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#,
+    );
+    send(
+        chain.proxy(1),
+        json!({"jsonrpc":"2.0","id":8,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}}),
+    );
+    let at_agent = chain.agent().recv();
+    send(
+        chain.agent(),
+        json!({"jsonrpc":"2.0","id":at_agent["id"],"result":{"sessionId":"s1","modes":null}}),
+    );
+    assert_eq!(chain.proxy(1).recv()["id"], 8);
+    send(
+        chain.proxy(1),
+        json!({"jsonrpc":"2.0","id":asked["id"],"result":{"sessionId":"s1","modes":null}}),
+    );
+    assert_eq!(chain.editor.recv()["result"]["sessionId"], "s1");
+
+    let mut new = chain.new_peer();
+    chain
+        .reload(plan(vec![ReloadStep::Replace {
+            position: 1,
+            instance: instance(new.id, "p1"),
+        }]))
+        .unwrap();
+    warm(&mut new, "agent");
+    // The session is opened at the new instance as the editor opened it.
+    let replay = new.recv();
+    assert_eq!(replay["method"], "session/new");
+    assert_eq!(replay["params"], json!({"cwd":"/p","mcpServers":[]}));
+    assert!(
+        chain.editor.has_pending().is_none(),
+        "not placed before it answered"
+    );
+    // Its forwarded copy is answered with what the agent answered; the agent sees nothing.
+    send(
+        &new,
+        json!({"jsonrpc":"2.0","id":"copy","method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}}),
+    );
+    let copy = new.recv();
+    assert_eq!(copy["id"], "copy");
+    assert_eq!(copy["result"], json!({"sessionId":"s1","modes":null}));
+    assert!(chain.agent().has_pending().is_none());
+    send(
+        &new,
+        json!({"jsonrpc":"2.0","id":replay["id"],"result":{"sessionId":"s1"}}),
+    );
+    assert_eq!(
+        chain.editor.recv()["method"],
+        "_acp-conductor/config_reloaded"
+    );
+    // The session goes on through the new instance.
+    chain.editor.send(&prompt(1));
+    assert_eq!(new.recv()["params"]["sessionId"], "s1");
+}
+
+#[test]
+fn a_closed_session_is_not_replayed() {
+    let mut chain = Spec::new(0).awaiting_initialize().start();
+    chain.editor.send(INITIALIZE);
+    let init = chain.agent().recv();
+    send(
+        chain.agent(),
+        json!({"jsonrpc":"2.0","id":init["id"],"result":{"protocolVersion":1}}),
+    );
+    chain.editor.recv();
+    for (id, method, params, result) in [
+        (
+            "1",
+            "session/new",
+            json!({"cwd":"/p"}),
+            json!({"sessionId":"a"}),
+        ),
+        ("2", "session/close", json!({"sessionId":"a"}), json!({})),
+    ] {
+        send(
+            &chain.editor,
+            json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
+        );
+        let at = chain.agent().recv();
+        send(
+            chain.agent(),
+            json!({"jsonrpc":"2.0","id":at["id"],"result":result}),
+        );
+        chain.editor.recv();
+    }
+    let mut new = chain.new_peer();
+    chain
+        .reload(plan(vec![ReloadStep::Insert {
+            before: 1,
+            instance: instance(new.id, "p"),
+        }]))
+        .unwrap();
+    let init = new.recv();
+    send(&new, json!({"jsonrpc":"2.0","id":init["id"],"result":{}}));
+    assert_eq!(
+        chain.editor.recv()["method"],
+        "_acp-conductor/config_reloaded"
+    );
+    assert!(new.has_pending().is_none(), "no session to replay");
+}
