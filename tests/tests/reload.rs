@@ -217,6 +217,46 @@ fn a_prompt_in_flight_during_a_reload_completes() {
 }
 
 #[test]
+fn the_editor_asks_for_a_reload_and_hears_what_changed() {
+    let (mut chain, mut editor, session) = open_chain("reload-request");
+    let agent = chain.pid(AGENT);
+    chain.proxies.remove(0);
+    chain.write_config();
+    let asked = editor.request("_acp-conductor/reload", json!({}));
+    assert_eq!(
+        asked.response["result"],
+        json!({"changes": ["kept `p2`", "removed `p1`", "kept the agent"]})
+    );
+    let after = editor.prompt(&session, "after the reload");
+    assert!(
+        after.response.get("result").is_some(),
+        "{:?}",
+        after.response
+    );
+    assert!(!saw_prompt(&chain, "p1", "after the reload"));
+    assert!(saw_prompt(&chain, "p2", "after the reload"));
+    // Unchanged: answered with no change.
+    let again = editor.request("_acp-conductor/reload", json!({}));
+    assert_eq!(again.response["result"], json!({"changes": []}));
+    // Invalid: answered with the error, and the chain goes on.
+    std::fs::write(chain.config_path(), "[agent]\ncomand = 1\n").unwrap();
+    let refused = editor.request("_acp-conductor/reload", json!({}));
+    let message = refused.response["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains(&format!("{}:2:1:", chain.config_path().display())),
+        "{message}"
+    );
+    assert_eq!(chain.pid(AGENT), agent);
+    let last = editor.prompt(&session, "still going");
+    assert!(last.response.get("result").is_some(), "{:?}", last.response);
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
 fn an_invalid_edit_changes_nothing_and_the_editor_is_told_where() {
     let (chain, mut editor, session) = open_chain("reload-invalid");
     let pids = chain.fixture_pids();

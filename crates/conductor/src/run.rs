@@ -140,9 +140,11 @@ async fn run_chain_with(
     chain.extend(components);
     // Stopped with the run: `serve` runs many, one after another, in one process.
     let (reload_tx, mut reloads) = mpsc::channel(RELOAD_QUEUE);
+    let (wanted_tx, wanted) = mpsc::channel(RELOAD_QUEUE);
     let reload_with = (on_hangup == OnHangup::Reload).then(|| ReloadSource {
         running: config.clone(),
         requests: reload_tx,
+        wanted,
     });
     let signals = tokio::spawn(forward_signals(events_tx, reload_with));
 
@@ -154,7 +156,7 @@ async fn run_chain_with(
         settings.shutdown_grace,
     )
     .with_trace(trace.as_ref().map(|t| t.sink().clone()));
-    let finish = router.run_reloading(&mut reloads).await;
+    let finish = router.run_reloading(&mut reloads, wanted_tx).await;
     router.close_components();
     let _ = tokio::time::timeout(EDITOR_FLUSH_WAIT, editor_done.writer_finished()).await;
     // Shims are released as the agent closes them, and all of them once it has stopped.
@@ -290,6 +292,8 @@ fn connect_editor(links: &Links) -> (Link, LinkDone) {
 struct ReloadSource {
     running: Config,
     requests: mpsc::Sender<ReloadRequest<Config>>,
+    /// The editor's `_acp-conductor/reload` requests, passed on by the driver.
+    wanted: mpsc::Receiver<()>,
 }
 
 impl ReloadSource {
@@ -315,12 +319,21 @@ impl ReloadSource {
     }
 }
 
-async fn forward_signals(events: mpsc::Sender<Event>, reloads: Option<ReloadSource>) {
+async fn forward_signals(events: mpsc::Sender<Event>, mut reloads: Option<ReloadSource>) {
     let Some(mut signals) = StopSignals::install() else {
         return;
     };
     loop {
-        let name = signals.next().await;
+        let editor_asked = async {
+            match &mut reloads {
+                Some(source) => source.wanted.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let name = tokio::select! {
+            name = signals.next() => name,
+            Some(()) = editor_asked => HANGUP,
+        };
         if let (HANGUP, Some(source)) = (name, &reloads) {
             if !source.reload().await {
                 return;

@@ -104,6 +104,12 @@ impl<C: Components> Router<C> {
         if arrival == Arrival::New && !self.admit(link, from, id, method) {
             return;
         }
+        if from == 0
+            && method == super::reload::RELOAD_REQUEST
+            && let Some(id) = id
+        {
+            return self.on_reload_request(link, id);
+        }
         let origin = self.topology.classify(from, method);
         let (method, params) = if origin.wrapped {
             match successor::unwrap_found(params, wrapper) {

@@ -302,6 +302,8 @@ pub struct Router<C> {
     retiring: Vec<LinkId>,
     /// The editor's open sessions, replayed to the proxy instances a reload starts.
     open_sessions: open_sessions::OpenSessions,
+    /// The id of the editor's `_acp-conductor/reload` request, until it is answered.
+    reload_asked: Option<Box<str>>,
 }
 
 impl<C: Components> Router<C> {
@@ -369,6 +371,7 @@ impl<C: Components> Router<C> {
             reloading: None,
             retiring: Vec::new(),
             open_sessions: open_sessions::OpenSessions::default(),
+            reload_asked: None,
         }
     }
 

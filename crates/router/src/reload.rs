@@ -30,6 +30,8 @@ use crate::trace_record::ComponentEvent;
 pub const RELOADED_NOTIFICATION: &str = "_acp-conductor/config_reloaded";
 /// The notification that tells the editor a reload changed nothing because it was refused.
 pub const REJECTED_NOTIFICATION: &str = "_acp-conductor/config_rejected";
+/// The editor's request for a reload, answered with what changed.
+pub const RELOAD_REQUEST: &str = "_acp-conductor/reload";
 
 /// A proxy instance the components started for a reload, not yet in the chain.
 #[derive(Debug)]
@@ -234,10 +236,47 @@ impl<C: Components> Router<C> {
     }
 
     /// Tells the editor (once it is initialized) that a reload changed nothing: `message`
-    /// says why (the new file's errors, each at its line and column).
+    /// says why (the new file's errors, each at its line and column). Its reload request,
+    /// if one waits, is answered with that error.
     pub fn reload_rejected(&mut self, message: &str) {
+        if let Some(id) = self.reload_asked.take() {
+            let editor = self.editor();
+            self.reply_error(editor, &id, error_code::INVALID_PARAMS, message, None);
+        }
         let params = serde_json::json!({ "message": message }).to_string();
         self.notify_editor(REJECTED_NOTIFICATION, &params);
+    }
+
+    /// The configuration read for a reload runs the same chain: the editor's reload request,
+    /// if one waits, is answered with no changes.
+    pub fn reload_unchanged(&mut self) {
+        self.answer_reload_request(&[]);
+    }
+
+    /// `_acp-conductor/reload` from the editor: the driver is asked to read the configuration
+    /// again; the request is answered once the reload is placed, found unchanged or refused.
+    pub(super) fn on_reload_request(&mut self, link: LinkId, id: &RawValue) {
+        if self.reload_asked.is_some() || self.reloading.is_some() {
+            let refused = ReloadRefused::Busy.to_string();
+            self.reply_error(link, id.get(), error_code::INVALID_PARAMS, &refused, None);
+            return;
+        }
+        self.reload_asked = Some(id.get().into());
+        self.outputs.push(Output::ReloadWanted);
+    }
+
+    /// Answers the editor's reload request, if one waits, with `changes`.
+    fn answer_reload_request(&mut self, changes: &[String]) {
+        let Some(id) = self.reload_asked.take() else {
+            return;
+        };
+        let result = serde_json::json!({ "changes": changes }).to_string();
+        let result = RawValue::from_string(result).expect("json! is valid JSON");
+        let editor = self.editor();
+        let mut out = Vec::new();
+        encode::response(&mut out, &id, Outcome::Result(&result));
+        self.count_answer(editor, false);
+        self.queue(editor, Bytes::from(out), editor);
     }
 
     /// Whether a reload is warming its instances.
@@ -551,6 +590,7 @@ impl<C: Components> Router<C> {
                 .at(self.now + self.shutdown_grace, Timer::Retire { link });
         }
         tracing::info!("configuration reloaded: {}", changes.join("; "));
+        self.answer_reload_request(&changes);
         let params = serde_json::json!({ "changes": changes }).to_string();
         self.notify_editor(RELOADED_NOTIFICATION, &params);
         self.retire_drained();

@@ -86,6 +86,9 @@ pub struct Driver<C> {
     router: Router<Port<C>>,
     events: mpsc::Receiver<Event>,
     trace: Option<TraceSink>,
+    /// Where the editor's reload requests go to have the configuration read again; `None`
+    /// when this run does not reload.
+    reload_wanted: Option<mpsc::Sender<()>>,
 }
 
 impl<C: Components> Driver<C> {
@@ -112,6 +115,7 @@ impl<C: Components> Driver<C> {
             router: Router::new(topology, chain, port, shutdown_grace, now()),
             events,
             trace: None,
+            reload_wanted: None,
         }
     }
 
@@ -151,14 +155,18 @@ impl<C: Components> Driver<C> {
         }
     }
 
-    /// [`run`](Self::run), also taking reload requests from `reloads` as they come.
+    /// [`run`](Self::run), also taking reload requests from `reloads` as they come; the
+    /// editor's own reload requests are passed on to `wanted`, whose reader reads the
+    /// configuration again and answers on `reloads`.
     pub async fn run_reloading(
         &mut self,
         reloads: &mut mpsc::Receiver<ReloadRequest<C::Request>>,
+        wanted: mpsc::Sender<()>,
     ) -> Finish
     where
         C: Reloading,
     {
+        self.reload_wanted = Some(wanted);
         loop {
             self.carry_out();
             if let Some(finish) = self.router.finished() {
@@ -208,6 +216,7 @@ impl<C: Components> Driver<C> {
         match self.router.components().inner().start_reload(request) {
             ReloadStart::Unchanged => {
                 tracing::info!("the configuration is unchanged: nothing to reload");
+                self.router.reload_unchanged();
             }
             ReloadStart::Begun { plan, links } => {
                 let started: Vec<acp_link::LinkId> = links
@@ -309,6 +318,16 @@ impl<C: Components> Driver<C> {
                 Output::Trace(point) => {
                     if let Some(trace) = &self.trace {
                         trace.point(point);
+                    }
+                }
+                Output::ReloadWanted => {
+                    let asked = self
+                        .reload_wanted
+                        .as_ref()
+                        .is_some_and(|wanted| wanted.try_send(()).is_ok());
+                    if !asked {
+                        self.router
+                            .reload_rejected("this conductor does not reload its configuration");
                     }
                 }
             }

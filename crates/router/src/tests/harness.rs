@@ -167,6 +167,8 @@ pub struct World {
     ended: Option<(Finish, Skipped, EndOfRun)>,
     /// The trace points the router handed out, in order.
     pub trace: Vec<crate::trace_record::TracePoint>,
+    /// How many times the router asked for the configuration to be read again.
+    reloads_wanted: usize,
 }
 
 impl World {
@@ -219,6 +221,7 @@ impl World {
             }
             Output::Close(link) => self.ends.entry(link).or_default().closed = true,
             Output::Trace(point) => self.trace.push(point),
+            Output::ReloadWanted => self.reloads_wanted += 1,
         }
     }
 
@@ -479,6 +482,7 @@ impl Spec {
             max_line: self.limits.max_line,
             ended: None,
             trace: Vec::new(),
+            reloads_wanted: 0,
         }));
         world.borrow_mut().settle();
         let mut peers = ids.into_iter().map(|id| Peer {
@@ -588,6 +592,11 @@ impl Chain {
         let out = world.router.reload(plan, now);
         world.settle();
         out
+    }
+
+    /// How many times the router asked for the configuration to be read again.
+    pub fn reloads_wanted(&self) -> usize {
+        self.world.borrow().reloads_wanted
     }
 
     /// The peer of a new link, as the supervisor makes one for a reload's instance.

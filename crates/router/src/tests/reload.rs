@@ -496,3 +496,67 @@ fn a_closed_session_is_not_replayed() {
     );
     assert!(new.has_pending().is_none(), "no session to replay");
 }
+
+#[test]
+fn the_editors_reload_request_is_answered_with_what_changed() {
+    let mut chain = Spec::new(1).awaiting_initialize().start();
+    initialize(&mut chain);
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":"r","method":"_acp-conductor/reload"}"#);
+    assert_eq!(chain.reloads_wanted(), 1);
+    // A second one while the first waits is refused.
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":"again","method":"_acp-conductor/reload"}"#);
+    let busy = chain.editor.recv();
+    assert_eq!(busy["id"], "again");
+    assert_eq!(
+        busy["error"]["message"],
+        "another reload is still starting its proxies"
+    );
+    assert_eq!(chain.reloads_wanted(), 1);
+    let mut new = chain.new_peer();
+    chain
+        .reload(plan(vec![ReloadStep::Replace {
+            position: 1,
+            instance: instance(new.id, "p1"),
+        }]))
+        .unwrap();
+    warm(&mut new, "agent");
+    let answer = chain.editor.recv();
+    assert_eq!(
+        answer,
+        json!({"jsonrpc":"2.0","id":"r","result":{"changes":["the changes"]}})
+    );
+    assert_eq!(
+        chain.editor.recv()["method"],
+        "_acp-conductor/config_reloaded"
+    );
+    assert!(chain.agent().has_pending().is_none(), "not passed on");
+}
+
+#[test]
+fn the_editors_reload_request_hears_an_unchanged_or_invalid_file() {
+    let mut chain = Spec::new(1).awaiting_initialize().start();
+    initialize(&mut chain);
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"_acp-conductor/reload"}"#);
+    chain.with_router(|router| router.reload_unchanged());
+    assert_eq!(
+        chain.editor.recv(),
+        json!({"jsonrpc":"2.0","id":1,"result":{"changes":[]}})
+    );
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"_acp-conductor/reload"}"#);
+    chain.with_router(|router| router.reload_rejected("c.toml:3:1: unknown key `x`"));
+    let refused = chain.editor.recv();
+    assert_eq!(refused["id"], 2);
+    assert_eq!(refused["error"]["message"], "c.toml:3:1: unknown key `x`");
+    let notice = chain.editor.recv();
+    assert_eq!(notice["method"], "_acp-conductor/config_rejected");
+    assert_eq!(notice["params"]["message"], "c.toml:3:1: unknown key `x`");
+    assert_eq!(chain.reloads_wanted(), 2);
+}
