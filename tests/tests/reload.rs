@@ -257,6 +257,79 @@ fn the_editor_asks_for_a_reload_and_hears_what_changed() {
 }
 
 #[test]
+fn watch_reloads_once_after_a_storm_of_writes() {
+    let binaries = binaries!();
+    let mut chain = TestChain::with_test_proxies(&binaries, "reload-watch-storm", 2);
+    let mut editor = chain.launch_with(&["--watch"]);
+    editor.initialize();
+    let session = editor.new_session();
+    let p1 = chain.pid("p1");
+    // 50 writes in a second, the last one with p1's args changed.
+    chain.proxies[0].args(&["--tag", "p1-new"]);
+    let changed = chain.config_text();
+    let start = Instant::now();
+    for write in 0..50 {
+        let text = format!("# write {write}\n{changed}");
+        std::fs::write(chain.config_path(), text).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(start.elapsed() < Duration::from_millis(1500));
+    let reloaded = editor.wait_for(is_notification(RELOADED));
+    assert_eq!(reloaded["params"]["changes"][0], "replaced `p1` (args)");
+    eventually("the old p1 stops", || !alive(p1));
+    std::thread::sleep(Duration::from_millis(700));
+    let after = editor.prompt(&session, "after the storm");
+    assert!(
+        after.response.get("result").is_some(),
+        "{:?}",
+        after.response
+    );
+    assert!(
+        !after.notifications.iter().any(|n| n["method"] == RELOADED),
+        "{:?}",
+        after.notifications
+    );
+    let stderr = editor.stderr();
+    assert_eq!(
+        stderr.matches("reloading the configuration").count(),
+        1,
+        "{stderr}"
+    );
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
+fn watch_replaces_a_proxy_whose_policy_file_changed() {
+    let binaries = binaries!();
+    let mut chain = TestChain::with_test_proxies(&binaries, "reload-watch-file", 1);
+    chain.conductor_setting("watch", "true");
+    let policy = chain.dir.join("policy.txt");
+    std::fs::write(&policy, "first\n").unwrap();
+    // The test-proxy takes no policy; it ignores the option (as it reads only its own).
+    chain.proxies[0].args(&["--policy", &policy.display().to_string()]);
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let p1 = chain.pid("p1");
+    std::fs::write(&policy, "second\n").unwrap();
+    let reloaded = editor.wait_for(is_notification(RELOADED));
+    assert_eq!(
+        reloaded["params"]["changes"][0],
+        format!("replaced `p1` (contents of {})", policy.display())
+    );
+    eventually("the old p1 stops", || !alive(p1));
+    let after = editor.prompt(&session, "after the edit");
+    assert!(
+        after.response.get("result").is_some(),
+        "{:?}",
+        after.response
+    );
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
 fn an_invalid_edit_changes_nothing_and_the_editor_is_told_where() {
     let (chain, mut editor, session) = open_chain("reload-invalid");
     let pids = chain.fixture_pids();

@@ -46,6 +46,10 @@ enum Command {
         /// Wins over `trace` in [conductor].
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Reload when the config file, or a file it names, changes on disk (as `watch =
+        /// true` in [conductor]; see docs/reload.md).
+        #[arg(long)]
+        watch: bool,
     },
     /// Serve the chain to remote editors over ACP's Streamable HTTP and WebSocket transport
     /// (one `/acp` endpoint; each connection gets its own chain). See docs/remote.md.
@@ -225,9 +229,10 @@ pub fn main() -> ExitCode {
             config,
             proxy,
             trace,
+            watch,
         } => {
             crate::logging::init(log, "info");
-            finish(run_chain(&config, proxy, trace))
+            finish(run_chain(&config, proxy, trace, watch))
         }
         Command::Prompt {
             config,
@@ -265,9 +270,15 @@ fn finish<E: Into<CommandError>>(outcome: Result<(), E>) -> ExitCode {
 }
 
 /// `run`: the chain, until it stops.
-fn run_chain(file: &Path, proxy: bool, trace: Option<PathBuf>) -> Result<(), CommandError> {
+fn run_chain(
+    file: &Path,
+    proxy: bool,
+    trace: Option<PathBuf>,
+    watch: bool,
+) -> Result<(), CommandError> {
     let forced = proxy.then_some(Mode::Proxy);
     let mut config = config::load_in_mode(file, forced)?;
+    config.conductor.watch |= watch;
     if let Some(file) = trace {
         config.conductor.trace.file = Some(std::path::absolute(&file).unwrap_or(file));
     }

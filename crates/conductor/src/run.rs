@@ -9,6 +9,7 @@ use acp_wire::successor::Dialect;
 use tokio::sync::mpsc;
 
 use crate::config::{self, AgentSpec, Config, FailurePolicy, ProxyLaunch};
+use crate::config_watch::ConfigWatch;
 use crate::signals::{HANGUP, StopSignals};
 use acp_drivers::component::shared::SharedProxies;
 use acp_drivers::driver::{ChainLink, Driver, ReloadRequest};
@@ -145,6 +146,11 @@ async fn run_chain_with(
         running: config.clone(),
         requests: reload_tx,
         wanted,
+        watch: config
+            .conductor
+            .watch
+            .then(|| ConfigWatch::start(config))
+            .flatten(),
     });
     let signals = tokio::spawn(forward_signals(events_tx, reload_with));
 
@@ -294,21 +300,27 @@ struct ReloadSource {
     requests: mpsc::Sender<ReloadRequest<Config>>,
     /// The editor's `_acp-conductor/reload` requests, passed on by the driver.
     wanted: mpsc::Receiver<()>,
+    /// `watch`: the files whose changes reload.
+    watch: Option<ConfigWatch>,
 }
 
 impl ReloadSource {
     /// Reads the file the run started from again, as `check` does, and hands the driver
     /// what it found: the new configuration, or every error at its line and column.
-    async fn reload(&self) -> bool {
+    async fn reload(&mut self) -> bool {
         let file = self.running.file.clone();
         let mode = self.running.conductor.mode;
         let loaded =
             tokio::task::spawn_blocking(move || config::load_in_mode(&file, Some(mode))).await;
         let request = match loaded {
             Ok(Ok(mut new)) => {
-                // Where the trace goes is the run's (`--trace` may have said it): a reload
-                // does not move it.
+                // Where the trace goes, and whether the files are watched, are the run's
+                // (`--trace`, `--watch` may have said them): a reload changes neither.
                 new.conductor.trace = self.running.conductor.trace.clone();
+                new.conductor.watch = self.running.conductor.watch;
+                if let Some(watch) = &mut self.watch {
+                    watch.follow(&new);
+                }
                 tracing::info!(file = %new.file.display(), "reloading the configuration");
                 ReloadRequest::Apply(new)
             }
@@ -324,17 +336,31 @@ async fn forward_signals(events: mpsc::Sender<Event>, mut reloads: Option<Reload
         return;
     };
     loop {
+        let (editor_asked, files_changed) = match &mut reloads {
+            Some(ReloadSource { wanted, watch, .. }) => (Some(wanted), watch.as_mut()),
+            None => (None, None),
+        };
         let editor_asked = async {
-            match &mut reloads {
-                Some(source) => source.wanted.recv().await,
+            match editor_asked {
+                Some(wanted) => wanted.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let files_changed = async {
+            match files_changed {
+                Some(watch) => watch.next_burst().await,
                 None => std::future::pending().await,
             }
         };
         let name = tokio::select! {
             name = signals.next() => name,
             Some(()) = editor_asked => HANGUP,
+            () = files_changed => {
+                tracing::info!("the configuration changed on disk");
+                HANGUP
+            }
         };
-        if let (HANGUP, Some(source)) = (name, &reloads) {
+        if let (HANGUP, Some(source)) = (name, &mut reloads) {
             if !source.reload().await {
                 return;
             }

@@ -12,7 +12,7 @@ use super::{
     OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, WasmSpec, inspect,
 };
 use crate::config::ConfigErrors;
-use acp_drivers::spec::diff::{ChainDiff, Side, WasmDigests, diff};
+use acp_drivers::spec::diff::{ChainDiff, FileDigests, Side, diff};
 use acp_remote::protocol::{Transport, shown_url};
 
 /// Prints a one-paragraph summary of the chain to stdout when the file is valid (this is a
@@ -72,7 +72,7 @@ fn run_check_diff(
             return Err(ConfigErrors(errors));
         }
     };
-    let (old_digests, new_digests) = (WasmDigests::of(&old_config), WasmDigests::of(&new_config));
+    let (old_digests, new_digests) = (FileDigests::of(&old_config), FileDigests::of(&new_config));
     let diff = diff(
         Side {
             config: &old_config,

@@ -38,6 +38,7 @@ const CONDUCTOR_KEYS: &[&str] = &[
     "trace_payloads",
     "redact",
     "mcp_bridge",
+    "watch",
 ];
 const AGENT_KEYS: &[&str] = &[
     "command",
@@ -255,6 +256,12 @@ impl Validator<'_, '_, '_> {
         }
         if let Some(value) = table.get("cache_dir") {
             settings.cache_dir = self.cache_dir(value, scope);
+        }
+        if let Some(watch) = table
+            .get("watch")
+            .and_then(|value| self.boolean("watch", value))
+        {
+            settings.watch = watch;
         }
         self.trace_settings(table, &mut settings.trace, scope);
         settings

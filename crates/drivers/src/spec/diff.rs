@@ -12,24 +12,34 @@ use sha2::{Digest, Sha256};
 
 use super::{AgentSpec, CommandSpec, Config, ProxyLaunch, ProxySpec, RemoteSpec, WasmSpec};
 
-/// The SHA-256 of each `.wasm` file a config names, as read when the config was loaded: a
-/// proxy rebuilt in place (same path, new bytes) is a changed proxy.
+/// The SHA-256 of each file a config names, as read when the config was loaded: each local
+/// `.wasm` file, and each policy file a proxy's command is given (`--policy FILE`, as
+/// `acp-tool-guard` takes it). A proxy rebuilt in place (same path, new bytes), or whose policy
+/// file was edited, is a changed proxy. Other arguments are not read: a file a proxy writes
+/// (a log, a record) must not count as a change.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WasmDigests(BTreeMap<PathBuf, [u8; 32]>);
+pub struct FileDigests(BTreeMap<PathBuf, [u8; 32]>);
 
-impl WasmDigests {
-    /// Reads every local `.wasm` file of `config`; a file that cannot be read has no digest
-    /// (starting it will say why).
-    pub fn of(config: &Config) -> WasmDigests {
+impl FileDigests {
+    /// Reads every file `config` names; a file that cannot be read has no digest (starting
+    /// its proxy will say why).
+    pub fn of(config: &Config) -> FileDigests {
         let mut digests = BTreeMap::new();
+        let mut add = |path: PathBuf| {
+            if let Ok(bytes) = std::fs::read(&path) {
+                digests.insert(path, Sha256::digest(&bytes).into());
+            }
+        };
         for proxy in &config.proxies {
-            if let ProxyLaunch::Wasm(wasm) = &proxy.launch
-                && let Ok(bytes) = std::fs::read(&wasm.module)
-            {
-                digests.insert(wasm.module.clone(), Sha256::digest(&bytes).into());
+            match &proxy.launch {
+                ProxyLaunch::Wasm(wasm) => add(wasm.module.clone()),
+                ProxyLaunch::Native(command) => {
+                    command.policy_files().into_iter().for_each(&mut add)
+                }
+                ProxyLaunch::Remote(_) => {}
             }
         }
-        WasmDigests(digests)
+        FileDigests(digests)
     }
 
     /// A digest as if `path` held it; for tests and for callers that hashed already.
@@ -42,11 +52,42 @@ impl WasmDigests {
     }
 }
 
+impl CommandSpec {
+    /// The files given as `--policy FILE` or `--policy=FILE` that exist (relative ones from
+    /// its working directory, else the conductor's), as absolute paths.
+    pub fn policy_files(&self) -> Vec<PathBuf> {
+        let after_flag = self
+            .args
+            .windows(2)
+            .filter(|pair| pair[0] == POLICY_OPTION)
+            .map(|pair| pair[1].as_str());
+        let joined = self.args.iter().filter_map(|arg| {
+            arg.strip_prefix(POLICY_OPTION)
+                .and_then(|rest| rest.strip_prefix('='))
+        });
+        after_flag
+            .chain(joined)
+            .filter_map(|arg| {
+                let path = Path::new(arg);
+                let path = match (&self.cwd, path.is_absolute()) {
+                    (_, true) => path.to_path_buf(),
+                    (Some(cwd), false) => cwd.join(path),
+                    (None, false) => std::path::absolute(path).ok()?,
+                };
+                path.is_file().then_some(path)
+            })
+            .collect()
+    }
+}
+
+/// The option a proxy's policy file follows (`acp-tool-guard --policy FILE`).
+const POLICY_OPTION: &str = "--policy";
+
 /// A resolved config with the digests of its `.wasm` files, as one side of a diff.
 #[derive(Debug, Clone, Copy)]
 pub struct Side<'a> {
     pub config: &'a Config,
-    pub digests: &'a WasmDigests,
+    pub digests: &'a FileDigests,
 }
 
 /// Everything a reload from one config to another would do.
@@ -155,6 +196,8 @@ pub enum Difference {
     },
     /// Same `.wasm` file, other bytes (rebuilt in place).
     WasmHash,
+    /// The `--policy` file has other bytes (an edited policy).
+    PolicyFile(PathBuf),
     /// `[proxy.sandbox]` directories or passed variables.
     Grants,
     /// `[proxy.sandbox]` memory or message timeout.
@@ -182,6 +225,7 @@ impl fmt::Display for Difference {
             Difference::Cwd => f.write_str("cwd"),
             Difference::WasmFile { from, to } => write!(f, "wasm {from} -> {to}"),
             Difference::WasmHash => f.write_str("wasm file's contents"),
+            Difference::PolicyFile(path) => write!(f, "contents of {}", path.display()),
             Difference::Grants => f.write_str("sandbox grants"),
             Difference::Limits => f.write_str("sandbox limits"),
             Difference::Url => f.write_str("url"),
@@ -340,12 +384,23 @@ fn longest_increasing(values: &[usize]) -> Vec<usize> {
 
 fn proxy_differences(
     old: &ProxySpec,
-    old_digests: &WasmDigests,
+    old_digests: &FileDigests,
     new: &ProxySpec,
-    new_digests: &WasmDigests,
+    new_digests: &FileDigests,
 ) -> Vec<Difference> {
     let mut what = match (&old.launch, &new.launch) {
-        (ProxyLaunch::Native(a), ProxyLaunch::Native(b)) => command_differences(a, b),
+        (ProxyLaunch::Native(a), ProxyLaunch::Native(b)) => {
+            let mut what = command_differences(a, b);
+            if what.is_empty() {
+                what.extend(
+                    b.policy_files()
+                        .into_iter()
+                        .filter(|file| old_digests.get(file) != new_digests.get(file))
+                        .map(Difference::PolicyFile),
+                );
+            }
+            what
+        }
         (ProxyLaunch::Wasm(a), ProxyLaunch::Wasm(b)) => {
             wasm_differences(a, old_digests, b, new_digests)
         }
@@ -435,9 +490,9 @@ fn command_differences(old: &CommandSpec, new: &CommandSpec) -> Vec<Difference> 
 
 fn wasm_differences(
     old: &WasmSpec,
-    old_digests: &WasmDigests,
+    old_digests: &FileDigests,
     new: &WasmSpec,
-    new_digests: &WasmDigests,
+    new_digests: &FileDigests,
 ) -> Vec<Difference> {
     let mut what = Vec::new();
     let source = |wasm: &WasmSpec| match &wasm.download {
@@ -529,6 +584,9 @@ fn conductor_differences(old: &Config, new: &Config) -> Vec<&'static str> {
     }
     if a.mcp_bridge != b.mcp_bridge {
         changed.push("mcp_bridge");
+    }
+    if a.watch != b.watch {
+        changed.push("watch");
     }
     changed
 }

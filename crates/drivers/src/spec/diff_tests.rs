@@ -66,7 +66,7 @@ fn config(proxies: Vec<ProxySpec>) -> Config {
 }
 
 fn diff_of(old: &Config, new: &Config) -> ChainDiff {
-    let none = WasmDigests::default();
+    let none = FileDigests::default();
     diff(
         Side {
             config: old,
@@ -266,9 +266,9 @@ fn passed_variables_are_grants_and_the_message_timeout_a_limit() {
 #[test]
 fn a_wasm_file_rebuilt_in_place_is_a_changed_hash() {
     let config = config(vec![wasm("w")]);
-    let mut before = WasmDigests::default();
+    let mut before = FileDigests::default();
     before.insert(PathBuf::from("/w/w.wasm"), [1; 32]);
-    let mut after = WasmDigests::default();
+    let mut after = FileDigests::default();
     after.insert(PathBuf::from("/w/w.wasm"), [2; 32]);
     let side = |digests| Side {
         config: &config,
@@ -281,7 +281,7 @@ fn a_wasm_file_rebuilt_in_place_is_a_changed_hash() {
     let same = before.clone();
     assert!(diff(side(&before), side(&same)).is_empty());
     // A file that could not be read before and can now is a change too.
-    let unread = WasmDigests::default();
+    let unread = FileDigests::default();
     assert_eq!(
         diff(side(&unread), side(&after)).proxies,
         vec![replaced("w", 0, 0, vec![Difference::WasmHash])]
@@ -591,11 +591,70 @@ fn digests_are_read_from_the_files_a_config_names() {
     std::fs::write(&file, b"\0asm\x01\0\0\0").unwrap();
     let mut config = config(vec![wasm("p"), wasm("absent")]);
     wasm_mut(&mut config.proxies[0]).module = file.clone();
-    let first = WasmDigests::of(&config);
-    let mut expected = WasmDigests::default();
+    let first = FileDigests::of(&config);
+    let mut expected = FileDigests::default();
     expected.insert(file.clone(), Sha256::digest(b"\0asm\x01\0\0\0").into());
     assert_eq!(first, expected);
     std::fs::write(&file, b"\0asm\x01\0\0\0\x00").unwrap();
-    assert_ne!(WasmDigests::of(&config), first);
+    assert_ne!(FileDigests::of(&config), first);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_edited_policy_file_is_a_change_and_other_argument_files_are_not() {
+    let dir = std::env::temp_dir().join(format!("acp-diff-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policy = dir.join("policy.toml");
+    std::fs::write(&policy, "deny = []\n").unwrap();
+    let mut config = config(vec![native("guard")]);
+    let log = dir.join("written-by-the-proxy.log");
+    std::fs::write(&log, "one\n").unwrap();
+    launch_mut(&mut config.proxies[0]).args = vec![
+        "--policy".to_owned(),
+        policy.display().to_string(),
+        "--log".to_owned(),
+        log.display().to_string(),
+    ];
+    let before = FileDigests::of(&config);
+    std::fs::write(&log, "two\n").unwrap();
+    assert!(
+        diff(
+            side_of(&config, &before),
+            side_of(&config, &FileDigests::of(&config))
+        )
+        .is_empty()
+    );
+    std::fs::write(&policy, "deny = [\"rm\"]\n").unwrap();
+    let after = FileDigests::of(&config);
+    let side = |digests| Side {
+        config: &config,
+        digests,
+    };
+    assert_eq!(
+        diff(side(&before), side(&after)).proxies,
+        vec![replaced(
+            "guard",
+            0,
+            0,
+            vec![Difference::PolicyFile(policy.clone())]
+        )]
+    );
+    assert!(diff(side(&after), side(&after)).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn side_of<'a>(config: &'a Config, digests: &'a FileDigests) -> Side<'a> {
+    Side { config, digests }
+}
+
+#[test]
+fn a_policy_file_may_be_joined_to_its_option() {
+    let dir = std::env::temp_dir().join(format!("acp-diff-joined-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("p.toml"), "").unwrap();
+    let mut command = command("guard");
+    command.cwd = Some(dir.clone());
+    command.args = vec!["--policy=p.toml".to_owned(), "--policy".to_owned()];
+    assert_eq!(command.policy_files(), vec![dir.join("p.toml")]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -61,6 +61,8 @@ pub struct ConductorSettings {
     /// How proxy-provided MCP servers reach an agent that does not speak MCP over ACP
     /// (`mcp_bridge`: `auto`, `http`, `stdio`).
     pub mcp_bridge: BridgeForm,
+    /// `watch = true`: `run` reloads when the file, or a file it names, changes on disk.
+    pub watch: bool,
 }
 
 impl Default for ConductorSettings {
@@ -74,6 +76,7 @@ impl Default for ConductorSettings {
             cache_dir: None,
             trace: TraceSettings::default(),
             mcp_bridge: BridgeForm::Auto,
+            watch: false,
         }
     }
 }

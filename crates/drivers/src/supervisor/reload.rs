@@ -15,13 +15,13 @@ use crate::component::Started;
 use crate::component::shared::SharedProxies;
 use crate::driver::{ReloadStart, Reloading};
 use crate::spec::Config;
-use crate::spec::diff::{AgentChange, ChainDiff, ProxyChange, Side, WasmDigests, diff};
+use crate::spec::diff::{AgentChange, ChainDiff, FileDigests, ProxyChange, Side, diff};
 
 /// The configuration the chain runs, and what a reload under way would make of it.
 #[derive(Debug)]
 pub(super) struct Running {
     config: Config,
-    digests: WasmDigests,
+    digests: FileDigests,
     /// A reload begun and not yet placed: its configuration, the slots of its new instances
     /// by link, and the positions it removes.
     next: Option<Next>,
@@ -30,7 +30,7 @@ pub(super) struct Running {
 #[derive(Debug)]
 struct Next {
     config: Config,
-    digests: WasmDigests,
+    digests: FileDigests,
     started: Vec<(LinkId, Slot)>,
     removed: Vec<Position>,
 }
@@ -39,7 +39,7 @@ impl Running {
     pub(super) fn of(config: &Config) -> Running {
         Running {
             config: config.clone(),
-            digests: WasmDigests::of(config),
+            digests: FileDigests::of(config),
             next: None,
         }
     }
@@ -49,7 +49,7 @@ impl Reloading for Supervisor {
     type Request = Config;
 
     fn start_reload(&mut self, new: Config) -> ReloadStart {
-        let digests = WasmDigests::of(&new);
+        let digests = FileDigests::of(&new);
         let diff = diff(
             Side {
                 config: &self.running.config,

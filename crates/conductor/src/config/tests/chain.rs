@@ -117,6 +117,7 @@ shared = true
                 cache_dir: None,
                 trace: TraceSettings::default(),
                 mcp_bridge: BridgeForm::Auto,
+                watch: false,
             },
             agent: Some(AgentSpec::Command(CommandSpec {
                 name: "claude".to_owned(),
