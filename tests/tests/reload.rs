@@ -330,6 +330,69 @@ fn watch_replaces_a_proxy_whose_policy_file_changed() {
 }
 
 #[test]
+fn a_changed_agent_is_kept_unless_on_reload_says_restart() {
+    let (mut chain, mut editor, session) = open_chain("reload-agent-kept");
+    let agent = chain.pid(AGENT);
+    chain.agent_args(&["--updates", "2"]);
+    chain.write_config();
+    editor.signal(libc::SIGHUP);
+    let reloaded = editor.wait_for(is_notification(RELOADED));
+    assert_eq!(
+        reloaded["params"]["changes"][2],
+        "agent changed (args): not applied, the agent keeps running with its sessions (restart \
+         the conductor, or set on_reload = \"restart\", to apply it)"
+    );
+    assert_eq!(chain.pid(AGENT), agent);
+    let after = editor.prompt(&session, "same agent");
+    assert!(
+        after.response.get("result").is_some(),
+        "{:?}",
+        after.response
+    );
+    editor.close_stdin();
+    editor.wait_exit();
+
+    let binaries = binaries!();
+    let mut chain = TestChain::with_test_proxies(&binaries, "reload-agent-restart", 1);
+    chain.agent_setting("on_reload", "\"restart\"");
+    let mut editor = chain.launch();
+    editor.initialize();
+    let session = editor.new_session();
+    let agent = chain.pid(AGENT);
+    chain.agent_args(&["--updates", "2"]);
+    chain.write_config();
+    editor.signal(libc::SIGHUP);
+    let reloaded = editor.wait_for(is_notification(RELOADED));
+    assert_eq!(
+        reloaded["params"]["changes"][1],
+        "agent changed (args): restarted (on_reload = \"restart\"); its sessions are lost (load \
+         them again if the agent supports it)"
+    );
+    editor.wait_for(is_notification("_acp-conductor/component_restarted"));
+    eventually("the new agent writes its pid", || chain.pid(AGENT) != agent);
+    assert!(!alive(agent));
+    // The old session is gone with the old agent; a new one streams two updates now.
+    let lost = editor.prompt(&session, "old session");
+    assert!(
+        lost.response["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no longer has session")),
+        "{:?}",
+        lost.response
+    );
+    let fresh = editor.new_session();
+    let answer = editor.prompt(&fresh, "new agent");
+    assert!(
+        answer.response.get("result").is_some(),
+        "{:?}",
+        answer.response
+    );
+    assert_eq!(answer.chunk_texts().len(), 2, "{:?}", answer.notifications);
+    editor.close_stdin();
+    editor.wait_exit();
+}
+
+#[test]
 fn an_invalid_edit_changes_nothing_and_the_editor_is_told_where() {
     let (chain, mut editor, session) = open_chain("reload-invalid");
     let pids = chain.fixture_pids();

@@ -75,6 +75,11 @@ impl OpenSessions {
         });
     }
 
+    /// Forgets every session (the agent that had them was restarted).
+    pub(super) fn clear(&mut self) {
+        self.open.clear();
+    }
+
     /// The open sessions, oldest first.
     pub(super) fn all(&self) -> &[OpenSession] {
         &self.open

@@ -58,6 +58,10 @@ pub enum ReloadStep {
     },
     /// The proxy at `position` leaves the chain: traffic flows around it from now on.
     Remove { position: Position },
+    /// The agent is started again (its components have its new launch by then): what it was
+    /// answering is answered with an error, and its sessions are lost, as after a failure
+    /// under `restart`.
+    RestartAgent,
 }
 
 /// What a reload changes, and how to say it.
@@ -165,6 +169,10 @@ impl<C: Components> Router<C> {
                     (*position, self.topology.proxies)
                 }
                 ReloadStep::Insert { before, .. } => (*before, last),
+                ReloadStep::RestartAgent => match self.topology.agent_position() {
+                    Some(_) => continue,
+                    None => return Err(ReloadRefused::BadPosition(last)),
+                },
             };
             if position == 0 || position > limit {
                 return Err(ReloadRefused::BadPosition(position));
@@ -192,7 +200,7 @@ impl<C: Components> Router<C> {
                     let answer = self.positions[before - 1].initialize_answer.clone();
                     (instance, params, answer)
                 }
-                ReloadStep::Remove { .. } => continue,
+                ReloadStep::Remove { .. } | ReloadStep::RestartAgent => continue,
             };
             let (dialect, pinned) = match instance.dialect {
                 DialectChoice::Detect => (Dialect::Rfd, false),
@@ -563,10 +571,13 @@ impl<C: Components> Router<C> {
                     self.positions[at].health = Health::Bypassed;
                     retiring.push(self.positions[at].link);
                 }
-                ReloadStep::Insert { .. } => {}
+                ReloadStep::Insert { .. } | ReloadStep::RestartAgent => {}
             }
         }
         self.components.swapped(&placements);
+        if steps.iter().any(|s| matches!(s, ReloadStep::RestartAgent)) {
+            self.restart_agent_for_reload();
+        }
         for step in &steps {
             let (name, event, detail) = match step {
                 ReloadStep::Replace { instance, .. } => (
@@ -579,7 +590,7 @@ impl<C: Components> Router<C> {
                     ComponentEvent::Started,
                     "added to the chain by a reload",
                 ),
-                ReloadStep::Remove { .. } => continue,
+                ReloadStep::Remove { .. } | ReloadStep::RestartAgent => continue,
             };
             let name = name.clone();
             self.trace_component(&name, event, detail.to_owned());
@@ -594,6 +605,39 @@ impl<C: Components> Router<C> {
         let params = serde_json::json!({ "changes": changes }).to_string();
         self.notify_editor(RELOADED_NOTIFICATION, &params);
         self.retire_drained();
+    }
+
+    /// `on_reload = "restart"`: the agent's current instance is ended, what waits on it is
+    /// answered, the sessions it had are lost to the editor, and it starts again at once.
+    fn restart_agent_for_reload(&mut self) {
+        let Some(at) = self.topology.agent_position() else {
+            return;
+        };
+        let link = self.at(at);
+        let name = self.links[link].name.clone();
+        let message = format!(
+            "agent `{name}` was restarted by a configuration reload (on_reload = \"restart\")"
+        );
+        let data = serde_json::json!({ "component": name }).to_string();
+        let data = RawValue::from_string(data).expect("json! is valid JSON");
+        let waiting = self.links[link].pending.take_all();
+        self.answer_each(waiting, &message, &data);
+        let state = &mut self.links[link];
+        if state.alive {
+            state.alive = false;
+            self.outputs.push(Output::Close(link));
+        }
+        self.release_senders_paused_by(link);
+        let sessions: Vec<Box<str>> = self
+            .open_sessions
+            .all()
+            .iter()
+            .map(|s| s.id.clone())
+            .collect();
+        self.lost_sessions.lose(sessions);
+        self.open_sessions.clear();
+        tracing::info!(component = %name, "restarting the agent for the reload");
+        self.restart_later(at, std::time::Duration::ZERO, Vec::new());
     }
 
     /// Positions held by the timers, the MCP table and the bridge's shims follow the chain

@@ -62,6 +62,7 @@ fn config(proxies: Vec<ProxySpec>) -> Config {
         agent: Some(AgentSpec::Command(command("agent"))),
         proxies,
         agent_failure: FailurePolicy::default(),
+        agent_on_reload: Default::default(),
     }
 }
 

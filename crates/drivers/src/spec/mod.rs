@@ -38,6 +38,19 @@ pub struct Config {
     pub proxies: Vec<ProxySpec>,
     /// What happens when the agent fails (`on_failure` and the timeouts of `[agent]`).
     pub agent_failure: FailurePolicy,
+    /// What a reload does when `[agent]` changed (`on_reload`).
+    pub agent_on_reload: OnReload,
+}
+
+/// `[agent] on_reload`: whether a reload that changes the agent restarts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnReload {
+    /// The agent keeps running (it holds the sessions); its change waits for a restart.
+    #[default]
+    Keep,
+    /// The agent is started again with its new settings; its sessions are lost, as after a
+    /// failure under `restart`.
+    Restart,
 }
 
 /// The `[conductor]` table: how the conductor itself behaves.

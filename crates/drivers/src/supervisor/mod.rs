@@ -39,6 +39,38 @@ use mcp_http::McpHttpBridge;
 use starter::{Launch, Starter};
 
 impl Slot {
+    /// The agent's slot, as `config` describes it.
+    fn of_agent(config: &Config) -> Slot {
+        let (name, launch) = match &config.agent {
+            Some(AgentSpec::Command(spec)) => (
+                spec.name.clone(),
+                Launch::Native {
+                    spec: spec.clone(),
+                    builtin: false,
+                },
+            ),
+            Some(AgentSpec::Builtin { command, .. }) => (
+                command.name.clone(),
+                Launch::Native {
+                    spec: command.clone(),
+                    builtin: true,
+                },
+            ),
+            Some(AgentSpec::Remote(spec)) => (spec.name.clone(), Launch::Remote(spec.clone())),
+            None => ("agent".to_string(), Launch::NoAgent),
+        };
+        Slot {
+            name,
+            role: Role::Agent,
+            dialect: DialectChoice::Pinned(Dialect::Rfd),
+            failure: config.agent_failure,
+            launch,
+            initialize_params: None,
+            current: None,
+            removed: false,
+        }
+    }
+
     /// The slot of one `[[proxy]]`; proxies named in `shared` are attached to.
     fn of_proxy(proxy: &crate::spec::ProxySpec, shared: &SharedProxies) -> Slot {
         Slot {
@@ -114,34 +146,7 @@ impl Supervisor {
             .map(|proxy| Slot::of_proxy(proxy, shared))
             .collect();
         if topology.agent_position().is_some() {
-            let (name, launch) = match &config.agent {
-                Some(AgentSpec::Command(spec)) => (
-                    spec.name.clone(),
-                    Launch::Native {
-                        spec: spec.clone(),
-                        builtin: false,
-                    },
-                ),
-                Some(AgentSpec::Builtin { command, .. }) => (
-                    command.name.clone(),
-                    Launch::Native {
-                        spec: command.clone(),
-                        builtin: true,
-                    },
-                ),
-                Some(AgentSpec::Remote(spec)) => (spec.name.clone(), Launch::Remote(spec.clone())),
-                None => ("agent".to_string(), Launch::NoAgent),
-            };
-            slots.push(Slot {
-                name,
-                role: Role::Agent,
-                dialect: DialectChoice::Pinned(Dialect::Rfd),
-                failure: config.agent_failure,
-                launch,
-                initialize_params: None,
-                current: None,
-                removed: false,
-            });
+            slots.push(Slot::of_agent(config));
         }
         Supervisor {
             starter: Starter::new(main, links, events, config.conductor.cache_dir.clone()),

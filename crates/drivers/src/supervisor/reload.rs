@@ -14,8 +14,8 @@ use super::{Slot, Supervisor};
 use crate::component::Started;
 use crate::component::shared::SharedProxies;
 use crate::driver::{ReloadStart, Reloading};
-use crate::spec::Config;
 use crate::spec::diff::{AgentChange, ChainDiff, FileDigests, ProxyChange, Side, diff};
+use crate::spec::{Config, OnReload};
 
 /// The configuration the chain runs, and what a reload under way would make of it.
 #[derive(Debug)]
@@ -33,6 +33,8 @@ struct Next {
     digests: FileDigests,
     started: Vec<(LinkId, Slot)>,
     removed: Vec<Position>,
+    /// The agent's new slot, when it is restarted (`on_reload = "restart"`).
+    agent: Option<Slot>,
 }
 
 impl Running {
@@ -63,12 +65,22 @@ impl Reloading for Supervisor {
         if diff.is_empty() {
             return ReloadStart::Unchanged;
         }
-        let (steps, links, started, removed) = self.reload_steps(&new, &diff);
+        let (mut steps, links, started, removed) = self.reload_steps(&new, &diff);
+        let restart_agent = matches!(diff.agent, AgentChange::Changed(_))
+            && new.agent_on_reload == OnReload::Restart
+            && self
+                .slots
+                .last()
+                .is_some_and(|s| s.role == acp_router::Role::Agent);
+        if restart_agent {
+            steps.push(ReloadStep::RestartAgent);
+        }
         let plan = ReloadPlan {
             steps,
-            changes: change_lines(&diff),
+            changes: change_lines(&diff, restart_agent),
         };
         self.running.next = Some(Next {
+            agent: restart_agent.then(|| Slot::of_agent(&new)),
             config: new,
             digests,
             started,
@@ -78,19 +90,27 @@ impl Reloading for Supervisor {
     }
 }
 
-/// Each change as the log and the editor are told it; a changed agent is kept running.
-fn change_lines(diff: &ChainDiff) -> Vec<String> {
+/// Each change as the log and the editor are told it: a changed agent is restarted
+/// (`restart_agent`) or kept running.
+fn change_lines(diff: &ChainDiff, restart_agent: bool) -> Vec<String> {
+    let agent_changed = matches!(diff.agent, AgentChange::Changed(_));
     diff.to_string()
         .lines()
-        .map(
-            |line| match (&diff.agent, line.starts_with("agent changed")) {
-                (AgentChange::Changed(_), true) => format!(
-                    "{line}: not applied, the agent keeps running with its sessions (restart the \
-                 conductor to apply it)"
-                ),
-                _ => line.to_owned(),
-            },
-        )
+        .map(|line| {
+            if !(agent_changed && line.starts_with("agent changed")) {
+                line.to_owned()
+            } else if restart_agent {
+                format!(
+                    "{line}: restarted (on_reload = \"restart\"); its sessions are lost (load \
+                     them again if the agent supports it)"
+                )
+            } else {
+                format!(
+                    "{line}: not applied, the agent keeps running with its sessions (restart \
+                     the conductor, or set on_reload = \"restart\", to apply it)"
+                )
+            }
+        })
         .collect()
 }
 
@@ -229,6 +249,7 @@ impl Supervisor {
             digests,
             mut started,
             removed,
+            agent,
         } = next;
         let mut old: Vec<Option<Slot>> = std::mem::take(&mut self.slots)
             .into_iter()
@@ -255,6 +276,15 @@ impl Supervisor {
                 }
             };
             self.slots.push(slot);
+        }
+        if let Some(mut agent) = agent
+            && let Some(slot) = self.slots.last_mut()
+            && slot.role == acp_router::Role::Agent
+        {
+            // Started again with the new launch, initialized as before.
+            agent.initialize_params = slot.initialize_params.take();
+            agent.current = slot.current;
+            *slot = agent;
         }
         self.running.config = config;
         self.running.digests = digests;

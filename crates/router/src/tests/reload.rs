@@ -560,3 +560,67 @@ fn the_editors_reload_request_hears_an_unchanged_or_invalid_file() {
     assert_eq!(notice["params"]["message"], "c.toml:3:1: unknown key `x`");
     assert_eq!(chain.reloads_wanted(), 2);
 }
+
+#[test]
+fn a_reload_that_restarts_the_agent_answers_what_it_had_and_loses_its_sessions() {
+    let mut chain = Spec::new(0).awaiting_initialize().start();
+    chain.editor.send(INITIALIZE);
+    let init = chain.agent().recv();
+    send(
+        chain.agent(),
+        json!({"jsonrpc":"2.0","id":init["id"],"result":{"protocolVersion":1}}),
+    );
+    chain.editor.recv();
+    send(
+        &chain.editor,
+        json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p"}}),
+    );
+    let at = chain.agent().recv();
+    send(
+        chain.agent(),
+        json!({"jsonrpc":"2.0","id":at["id"],"result":{"sessionId":"s1"}}),
+    );
+    chain.editor.recv();
+    chain.editor.send(&prompt(2));
+    chain.agent().recv();
+    chain
+        .reload(ReloadPlan {
+            steps: vec![ReloadStep::RestartAgent],
+            changes: vec!["agent changed (args): restarted".to_owned()],
+        })
+        .unwrap();
+    let answered = chain.editor.recv();
+    assert_eq!(answered["id"], 2);
+    assert_eq!(
+        answered["error"]["message"],
+        "agent `agent` was restarted by a configuration reload (on_reload = \"restart\")"
+    );
+    assert_eq!(
+        chain.editor.recv()["method"],
+        "_acp-conductor/config_reloaded"
+    );
+    // Started again and initialized as before.
+    let agent = chain.restarted(1);
+    let init = agent.recv();
+    assert_eq!(init["method"], "initialize");
+    assert_eq!(init["params"], json!({"protocolVersion":1}));
+    send(
+        agent,
+        json!({"jsonrpc":"2.0","id":init["id"],"result":{"protocolVersion":1}}),
+    );
+    assert_eq!(
+        chain.editor.recv()["method"],
+        "_acp-conductor/component_restarted"
+    );
+    // The old session is lost; the conductor says so without asking the new agent.
+    chain.editor.send(&prompt(3));
+    let lost = chain.editor.recv();
+    assert_eq!(lost["id"], 3);
+    assert!(
+        lost["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no longer has session `s1`"),
+        "{lost}"
+    );
+}
