@@ -1,6 +1,8 @@
 //! A soak: many messages through three proxies while proxies are killed at random, under
-//! `bypass` and under `restart`. Every request gets exactly one response, no process is left
-//! behind, and the conductor's memory stays flat.
+//! `bypass` and under `restart`, or while the configuration is reloaded every few hundred
+//! messages (a proxy replaced each time, another removed or added every third time). Every
+//! request gets exactly one response, no process is left behind, and the conductor's memory
+//! stays flat.
 //!
 //! `SOAK_MESSAGES` sets how many messages cross the chain (default 30,000; the figures in
 //! docs/failures.md are from 100,000); `SOAK_SEED` replays a run (the seed is printed).
@@ -17,6 +19,8 @@ const UPDATES: usize = 8;
 /// Prompts in flight at once.
 const WINDOW: u64 = 16;
 const KILLS: usize = 8;
+/// Under reloads: prompts between two reloads (each prompt is `UPDATES + 2` messages).
+const PROMPTS_PER_RELOAD: u64 = 30;
 const PROXIES: [&str; 3] = ["p1", "p2", "p3"];
 
 /// xorshift64*: enough randomness to pick victims and moments, replayable from its seed.
@@ -55,7 +59,16 @@ fn memory_kib(pid: u32) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-fn soak(label: &str, policy: &[(&str, &str)]) {
+/// What happens to the chain while the messages cross it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Disturbance {
+    /// Proxies are killed at random moments.
+    Kills,
+    /// The configuration is edited and SIGHUP sent every [`PROMPTS_PER_RELOAD`] prompts.
+    Reloads,
+}
+
+fn soak(label: &str, policy: &[(&str, &str)], disturbance: Disturbance) {
     let messages = setting("SOAK_MESSAGES", 30_000);
     let seed = setting(
         "SOAK_SEED",
@@ -83,9 +96,15 @@ fn soak(label: &str, policy: &[(&str, &str)]) {
     let conductor = editor.pid();
 
     // Kill moments, as prompt numbers, spread at random over the run.
-    let mut kill_at: Vec<u64> = (0..KILLS)
+    let kills = match disturbance {
+        Disturbance::Kills => KILLS,
+        Disturbance::Reloads => 0,
+    };
+    let mut kill_at: Vec<u64> = (0..kills)
         .map(|_| prompts / 10 + random.below(prompts * 8 / 10))
         .collect();
+    // Reloads asked for, and taken effect; the next is asked once the last took effect.
+    let (mut reloads, mut reloaded) = (0u64, 0u64);
     kill_at.sort_unstable();
     let mut seen_pids: HashSet<u32> = chain.fixture_pids().into_iter().collect();
     let mut answers: HashMap<u64, u32> = HashMap::new();
@@ -107,6 +126,13 @@ fn soak(label: &str, policy: &[(&str, &str)]) {
                 kill_at.remove(0);
                 kill_a_proxy(&chain, &mut random, &mut seen_pids);
             }
+            if disturbance == Disturbance::Reloads
+                && sent.is_multiple_of(PROMPTS_PER_RELOAD)
+                && reloaded == reloads
+            {
+                reloads += 1;
+                edit_and_reload(&mut chain, &editor, reloads, &mut seen_pids);
+            }
             if sent % (prompts / 10).max(1) == 0 {
                 memory.push(memory_kib(conductor));
             }
@@ -122,12 +148,28 @@ fn soak(label: &str, policy: &[(&str, &str)]) {
                 }
                 answered += 1;
             }
-            (Some(_), None) => notifications += 1,
+            (Some(method), None) => {
+                if disturbance == Disturbance::Reloads {
+                    assert_ne!(method, "_acp-conductor/config_rejected", "{message}");
+                    if method == "_acp-conductor/config_reloaded" {
+                        reloaded += 1;
+                    }
+                }
+                notifications += 1
+            }
             _ => panic!("unexpected message {message}"),
         }
     }
     collect_pids(&chain, &mut seen_pids);
     seen_pids.extend(descendants(conductor));
+    if disturbance == Disturbance::Reloads {
+        assert_eq!(errors, 0, "a drained instance answers what it was sent");
+        assert!(
+            reloads >= prompts / PROMPTS_PER_RELOAD / 2,
+            "{reloads} reloads"
+        );
+        eprintln!("{label}: {reloads} reloads");
+    }
 
     // Exactly one response per request, and none for anything else.
     assert_eq!(answers.len() as u64, prompts);
@@ -170,6 +212,37 @@ fn soak(label: &str, policy: &[(&str, &str)]) {
     report_stderr(&editor);
 }
 
+/// Replaces `p2` (another argument each time); every third time removes `p3`, or adds it
+/// back; then SIGHUP. The pids of the instances it ends are recorded.
+fn edit_and_reload(chain: &mut TestChain, editor: &Editor, round: u64, seen: &mut HashSet<u32>) {
+    collect_pids(chain, seen);
+    let p2 = chain
+        .proxies
+        .iter_mut()
+        .find(|p| p.name == "p2")
+        .expect("p2 stays");
+    p2.args.truncate(p2.args.len().min(BASE_ARGS));
+    if p2.args.len() == BASE_ARGS {
+        p2.args.extend(["--tag".to_string(), format!("p2-{round}")]);
+    }
+    if round.is_multiple_of(3) {
+        match chain.proxies.iter().position(|p| p.name == "p3") {
+            Some(index) => {
+                chain.proxies.remove(index);
+            }
+            None => {
+                chain.add_test_proxy("p3");
+            }
+        }
+    }
+    chain.write_config();
+    editor.signal(libc::SIGHUP);
+}
+
+/// The arguments `add_test_proxy` gives a test-proxy (record, pid file, eof file, init
+/// response and tag): what follows is the reload's own.
+const BASE_ARGS: usize = 10;
+
 /// Kills a proxy chosen at random, recording the pids seen (a bypassed proxy is already gone
 /// and the kill does nothing).
 fn kill_a_proxy(chain: &TestChain, random: &mut Random, seen: &mut HashSet<u32>) {
@@ -197,7 +270,11 @@ fn report_stderr(editor: &Editor) {
 
 #[test]
 fn soak_under_bypass_answers_every_request_once_and_leaves_nothing_behind() {
-    soak("soak-bypass", &[("on_failure", "\"bypass\"")]);
+    soak(
+        "soak-bypass",
+        &[("on_failure", "\"bypass\"")],
+        Disturbance::Kills,
+    );
 }
 
 #[test]
@@ -208,5 +285,11 @@ fn soak_under_restart_answers_every_request_once_and_leaves_nothing_behind() {
             ("on_failure", "\"restart\""),
             ("restart_then", "\"bypass\""),
         ],
+        Disturbance::Kills,
     );
+}
+
+#[test]
+fn soak_with_a_reload_every_few_hundred_messages_answers_every_request_once() {
+    soak("soak-reload", &[], Disturbance::Reloads);
 }

@@ -96,6 +96,7 @@ async fn measure(main: MainThread, path: PathBuf) -> (Duration, Duration) {
             shared: false,
         }],
         agent_failure: FailurePolicy::default(),
+        agent_on_reload: Default::default(),
     };
     let topology = Topology {
         proxies: 1,

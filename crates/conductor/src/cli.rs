@@ -46,14 +46,28 @@ enum Command {
         /// Wins over `trace` in [conductor].
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Reload when the config file, or a file it names, changes on disk (as `watch =
+        /// true` in [conductor]; see docs/reload.md).
+        #[arg(long)]
+        watch: bool,
     },
     /// Serve the chain to remote editors over ACP's Streamable HTTP and WebSocket transport
     /// (one `/acp` endpoint; each connection gets its own chain). See docs/remote.md.
     Serve(crate::serve::ServeArgs),
     /// Validate a config file without starting anything (exit 78 when invalid).
     Check {
-        #[arg(long, env = "ACP_CONDUCTOR_CONFIG", value_name = "FILE")]
-        config: PathBuf,
+        #[arg(
+            long,
+            env = "ACP_CONDUCTOR_CONFIG",
+            value_name = "FILE",
+            required_unless_present = "diff"
+        )]
+        config: Option<PathBuf>,
+        /// Print what a reload from OLD to NEW would do to each component (kept, moved,
+        /// replaced and why, added, removed; the agent), without running anything. `--config`
+        /// (or ACP_CONDUCTOR_CONFIG) is not read then.
+        #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
+        diff: Option<Vec<PathBuf>>,
     },
     /// Check a config against this machine as an editor will run it: commands on the
     /// editor's PATH, wasm files, sandbox grants, variables; print the chain (exit 1 on a
@@ -183,9 +197,14 @@ pub fn main() -> ExitCode {
         Command::McpBridge { socket, server } => finish(crate::mcp::shim::run(&socket, &server)),
         Command::Serve(args) => finish(crate::serve::main(args, log)),
         Command::Trace(args) => finish(crate::trace_command::main(args, log)),
-        Command::Check { config } => {
+        Command::Check { config, diff } => {
             crate::logging::init(log, "warn");
-            finish(config::check(&config))
+            match (diff.as_deref(), config) {
+                (Some([old, new]), _) => finish(config::check_diff(old, new)),
+                (_, Some(config)) => finish(config::check(&config)),
+                // clap requires `--config` unless `--diff`, and `--diff` takes two files.
+                _ => unreachable!("clap checks `check`'s arguments"),
+            }
         }
         Command::Doctor {
             config,
@@ -210,9 +229,10 @@ pub fn main() -> ExitCode {
             config,
             proxy,
             trace,
+            watch,
         } => {
             crate::logging::init(log, "info");
-            finish(run_chain(&config, proxy, trace))
+            finish(run_chain(&config, proxy, trace, watch))
         }
         Command::Prompt {
             config,
@@ -250,9 +270,15 @@ fn finish<E: Into<CommandError>>(outcome: Result<(), E>) -> ExitCode {
 }
 
 /// `run`: the chain, until it stops.
-fn run_chain(file: &Path, proxy: bool, trace: Option<PathBuf>) -> Result<(), CommandError> {
+fn run_chain(
+    file: &Path,
+    proxy: bool,
+    trace: Option<PathBuf>,
+    watch: bool,
+) -> Result<(), CommandError> {
     let forced = proxy.then_some(Mode::Proxy);
     let mut config = config::load_in_mode(file, forced)?;
+    config.conductor.watch |= watch;
     if let Some(file) = trace {
         config.conductor.trace.file = Some(std::path::absolute(&file).unwrap_or(file));
     }

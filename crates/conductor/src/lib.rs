@@ -5,6 +5,7 @@
 pub mod cache_dir;
 pub mod cli;
 pub mod config;
+mod config_watch;
 pub mod doctor;
 pub mod logging;
 pub mod mcp;

@@ -1,5 +1,6 @@
 //! One conductor run: the supervisor starts the chain, the router routes until done, then
-//! every link is closed and every component stopped. Owns the order of these steps only.
+//! every link is closed and every component stopped; under `run`, SIGHUP reloads the
+//! configuration (read and checked as `check` does). Owns the order of these steps only.
 
 use std::os::fd::AsFd;
 use std::time::Duration;
@@ -7,10 +8,11 @@ use std::time::Duration;
 use acp_wire::successor::Dialect;
 use tokio::sync::mpsc;
 
-use crate::config::{AgentSpec, Config, FailurePolicy, ProxyLaunch};
-use crate::signals::StopSignals;
+use crate::config::{self, AgentSpec, Config, FailurePolicy, ProxyLaunch};
+use crate::config_watch::ConfigWatch;
+use crate::signals::{HANGUP, StopSignals};
 use acp_drivers::component::shared::SharedProxies;
-use acp_drivers::driver::{ChainLink, Driver};
+use acp_drivers::driver::{ChainLink, Driver, ReloadRequest};
 use acp_drivers::runtime::MainThread;
 use acp_drivers::supervisor::Supervisor;
 use acp_link::event::Event;
@@ -32,16 +34,29 @@ const SHIM_FLUSH_WAIT: Duration = Duration::from_secs(2);
 /// component fails; returns how it ended once every component has stopped. Children are
 /// started from `main`'s thread (see `runtime.rs`).
 pub async fn run(main: MainThread, config: &Config, mode: ChainMode) -> Finish {
-    run_chain(
+    run_chain_with(
         main,
         config,
         mode,
         connect_editor,
         None,
         &SharedProxies::none(),
+        OnHangup::Reload,
     )
     .await
 }
+
+/// What SIGHUP does to a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnHangup {
+    /// It stops, as SIGTERM does (`serve`'s chains, `doctor --probe`).
+    Stop,
+    /// The configuration file is read again and the chain changed to match (`run`).
+    Reload,
+}
+
+/// How many reload requests may wait for the driver; more SIGHUPs meanwhile wait their turn.
+const RELOAD_QUEUE: usize = 4;
 
 /// Someone besides the router who follows a run: `doctor --probe`, which times each
 /// component's answer to `initialize`. It sees every event just before the router does.
@@ -62,6 +77,18 @@ pub(crate) async fn run_chain(
     editor: impl FnOnce(&Links) -> (Link, LinkDone),
     watcher: Option<Box<dyn Watcher>>,
     shared: &SharedProxies,
+) -> Finish {
+    run_chain_with(main, config, mode, editor, watcher, shared, OnHangup::Stop).await
+}
+
+async fn run_chain_with(
+    main: MainThread,
+    config: &Config,
+    mode: ChainMode,
+    editor: impl FnOnce(&Links) -> (Link, LinkDone),
+    watcher: Option<Box<dyn Watcher>>,
+    shared: &SharedProxies,
+    on_hangup: OnHangup,
 ) -> Finish {
     let started = tokio::time::Instant::now();
     let settings = &config.conductor;
@@ -113,7 +140,19 @@ pub(crate) async fn run_chain(
     }];
     chain.extend(components);
     // Stopped with the run: `serve` runs many, one after another, in one process.
-    let signals = tokio::spawn(forward_signals(events_tx));
+    let (reload_tx, mut reloads) = mpsc::channel(RELOAD_QUEUE);
+    let (wanted_tx, wanted) = mpsc::channel(RELOAD_QUEUE);
+    let reload_with = (on_hangup == OnHangup::Reload).then(|| ReloadSource {
+        running: config.clone(),
+        requests: reload_tx,
+        wanted,
+        watch: config
+            .conductor
+            .watch
+            .then(|| ConfigWatch::start(config))
+            .flatten(),
+    });
+    let signals = tokio::spawn(forward_signals(events_tx, reload_with));
 
     let mut router = Driver::new(
         topology,
@@ -123,7 +162,7 @@ pub(crate) async fn run_chain(
         settings.shutdown_grace,
     )
     .with_trace(trace.as_ref().map(|t| t.sink().clone()));
-    let finish = router.run().await;
+    let finish = router.run_reloading(&mut reloads, wanted_tx).await;
     router.close_components();
     let _ = tokio::time::timeout(EDITOR_FLUSH_WAIT, editor_done.writer_finished()).await;
     // Shims are released as the agent closes them, and all of them once it has stopped.
@@ -255,12 +294,78 @@ fn connect_editor(links: &Links) -> (Link, LinkDone) {
     links.stdio(input, output)
 }
 
-async fn forward_signals(events: mpsc::Sender<Event>) {
+/// Where a reload reads the configuration from, and where it sends what it read.
+struct ReloadSource {
+    running: Config,
+    requests: mpsc::Sender<ReloadRequest<Config>>,
+    /// The editor's `_acp-conductor/reload` requests, passed on by the driver.
+    wanted: mpsc::Receiver<()>,
+    /// `watch`: the files whose changes reload.
+    watch: Option<ConfigWatch>,
+}
+
+impl ReloadSource {
+    /// Reads the file the run started from again, as `check` does, and hands the driver
+    /// what it found: the new configuration, or every error at its line and column.
+    async fn reload(&mut self) -> bool {
+        let file = self.running.file.clone();
+        let mode = self.running.conductor.mode;
+        let loaded =
+            tokio::task::spawn_blocking(move || config::load_in_mode(&file, Some(mode))).await;
+        let request = match loaded {
+            Ok(Ok(mut new)) => {
+                // Where the trace goes, and whether the files are watched, are the run's
+                // (`--trace`, `--watch` may have said them): a reload changes neither.
+                new.conductor.trace = self.running.conductor.trace.clone();
+                new.conductor.watch = self.running.conductor.watch;
+                if let Some(watch) = &mut self.watch {
+                    watch.follow(&new);
+                }
+                tracing::info!(file = %new.file.display(), "reloading the configuration");
+                ReloadRequest::Apply(new)
+            }
+            Ok(Err(errors)) => ReloadRequest::Rejected(errors.to_string()),
+            Err(error) => ReloadRequest::Rejected(format!("the file could not be read: {error}")),
+        };
+        self.requests.send(request).await.is_ok()
+    }
+}
+
+async fn forward_signals(events: mpsc::Sender<Event>, mut reloads: Option<ReloadSource>) {
     let Some(mut signals) = StopSignals::install() else {
         return;
     };
     loop {
-        let name = signals.next().await;
+        let (editor_asked, files_changed) = match &mut reloads {
+            Some(ReloadSource { wanted, watch, .. }) => (Some(wanted), watch.as_mut()),
+            None => (None, None),
+        };
+        let editor_asked = async {
+            match editor_asked {
+                Some(wanted) => wanted.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let files_changed = async {
+            match files_changed {
+                Some(watch) => watch.next_burst().await,
+                None => std::future::pending().await,
+            }
+        };
+        let name = tokio::select! {
+            name = signals.next() => name,
+            Some(()) = editor_asked => HANGUP,
+            () = files_changed => {
+                tracing::info!("the configuration changed on disk");
+                HANGUP
+            }
+        };
+        if let (HANGUP, Some(source)) = (name, &mut reloads) {
+            if !source.reload().await {
+                return;
+            }
+            continue;
+        }
         if events.send(Event::Signal(name)).await.is_err() {
             return;
         }

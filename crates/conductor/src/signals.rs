@@ -1,7 +1,11 @@
 //! The signals that stop the conductor (SIGTERM, SIGINT, SIGHUP), by name: `run` hands each
-//! to its router, `serve` stops on the first. The one place their handlers are installed.
+//! to its router (but SIGHUP, which reloads its configuration), `serve` stops on the first.
+//! The one place their handlers are installed.
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// SIGHUP's name: `run` reloads its configuration on it.
+pub(crate) const HANGUP: &str = "SIGHUP";
 
 pub(crate) struct StopSignals {
     term: Signal,
@@ -30,7 +34,7 @@ impl StopSignals {
         tokio::select! {
             _ = self.term.recv() => "SIGTERM",
             _ = self.int.recv() => "SIGINT",
-            _ = self.hup.recv() => "SIGHUP",
+            _ = self.hup.recv() => HANGUP,
         }
     }
 }

@@ -47,6 +47,14 @@ pub trait Components {
     fn launched(&self, _position: Position) -> Option<Launched> {
         None
     }
+
+    /// A reload's new instances took their places: `placements[i]` says what position
+    /// `i + 1` now holds. Components that start nothing for reloads keep nothing.
+    fn swapped(&mut self, _placements: &[crate::reload::Placement]) {}
+
+    /// Stops the instance behind `link`, which a reload replaced, removed or abandoned; the
+    /// router has stopped routing to it.
+    fn retire(&mut self, _link: LinkId) {}
 }
 
 /// How a component instance was launched and when.

@@ -30,7 +30,9 @@ impl<C: Components> Router<C> {
         self.now = now;
         match input {
             Input::Link { link, event } if self.links.contains(link) => {
-                if self.links[link].role == Role::Shim {
+                if self.is_warming(link) {
+                    self.on_warming_event(link, event);
+                } else if self.links[link].role == Role::Shim {
                     self.on_shim_event(link, event);
                 } else {
                     self.on_link_event(link, event);
@@ -67,6 +69,7 @@ impl<C: Components> Router<C> {
                 self.state = RunState::Finished(self.finish_kind());
             }
         }
+        self.retire_drained();
         self.check_drained();
     }
 
@@ -169,8 +172,18 @@ impl<C: Components> Router<C> {
                 Timer::HeldCall { position, link, id } => {
                     self.on_held_call_due(position, link, &id)
                 }
+                Timer::WarmDeadline { link } => {
+                    if self.is_warming(link) {
+                        self.abandon_reload(
+                            link,
+                            "did not answer initialize within its startup_timeout",
+                        );
+                    }
+                }
+                Timer::Retire { link } => self.retire_now(link),
             }
         }
+        self.retire_drained();
         self.check_drained();
     }
 

@@ -127,6 +127,9 @@ impl<C: Components> Router<C> {
         // Its writer finishes what is queued and closes the component's input.
         self.outputs.push(Output::Close(link));
         self.release_senders_paused_by(link);
+        if self.retired_instance_ended(link, &ending) {
+            return;
+        }
         let replaced = position.is_none_or(|p| self.at(p) != link);
         if matches!(self.state, RunState::Finished(_)) || replaced {
             tracing::debug!(component = %name, reason = %ending.reason, "ended");
@@ -227,7 +230,7 @@ impl<C: Components> Router<C> {
 
     /// Answers each of `waiting` on the link it came from: an agent's MCP call through the
     /// bridge, a proxy's request to the editor, the editor's own.
-    fn answer_each(&mut self, waiting: Vec<Pending>, message: &str, data: &RawValue) {
+    pub(super) fn answer_each(&mut self, waiting: Vec<Pending>, message: &str, data: &RawValue) {
         for p in waiting {
             match p.purpose {
                 Purpose::Bridge(_) => self.fail_bridge_request(p, message),
@@ -245,7 +248,7 @@ impl<C: Components> Router<C> {
     }
 
     /// Senders paused because `link`'s queue was full go on: that queue is gone.
-    fn release_senders_paused_by(&mut self, link: LinkId) {
+    pub(super) fn release_senders_paused_by(&mut self, link: LinkId) {
         for sender in std::mem::take(&mut self.links[link].paused_senders) {
             self.outputs.push(Output::Resume(sender));
         }

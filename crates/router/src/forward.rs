@@ -104,6 +104,12 @@ impl<C: Components> Router<C> {
         if arrival == Arrival::New && !self.admit(link, from, id, method) {
             return;
         }
+        if from == 0
+            && method == super::reload::RELOAD_REQUEST
+            && let Some(id) = id
+        {
+            return self.on_reload_request(link, id);
+        }
         let origin = self.topology.classify(from, method);
         let (method, params) = if origin.wrapped {
             match successor::unwrap_found(params, wrapper) {
@@ -204,6 +210,12 @@ impl<C: Components> Router<C> {
         // answers with the version it supports and the editor decides (initialize.rs).
         if from == 0 && !origin.wrapped && method == "initialize" {
             self.editor_version = initialize::requested_version(params);
+        }
+        if from == 0
+            && let Some(id) = id
+        {
+            let kept = params.map(|p| keep_bytes(frame, p));
+            self.open_sessions.request(id.get(), method, kept);
         }
         let rewritten = if session_setup {
             self.on_session_setup(from, hop, params)
@@ -420,6 +432,13 @@ impl<C: Components> Router<C> {
         {
             self.lost_sessions.result(&entry.method, result);
         }
+        if entry.origin == self.editor() {
+            let result = match outcome {
+                Outcome::Result(result) => Some(result),
+                Outcome::Error(_) => None,
+            };
+            self.open_sessions.answered(&entry.origin_id, result);
+        }
         let mut rewritten = None;
         match (&entry.purpose, outcome) {
             (Purpose::ProxyInitialize { params }, Outcome::Error(error))
@@ -557,6 +576,8 @@ impl<C: Components> Router<C> {
         match self.links[origin].position {
             Some(0) => {
                 self.editor_initialized = true;
+                // A proxy a reload puts first is answered as the editor was.
+                self.positions[0].initialize_answer = Some(result.to_owned());
                 self.chain_up();
             }
             Some(position) if self.topology.is_proxy(position) => {

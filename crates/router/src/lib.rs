@@ -38,10 +38,12 @@ pub mod link;
 mod lost_sessions;
 pub mod mcp;
 mod mcp_routes;
+mod open_sessions;
 pub mod output;
 pub mod pending;
 pub mod policy;
 mod recovery;
+pub mod reload;
 mod route_trace;
 mod run_log;
 pub mod shared_proxy;
@@ -72,6 +74,7 @@ use output::Outputs;
 use pending::PendingRequests;
 pub use policy::{AfterRestarts, FailurePolicy, OnFailure};
 use recovery::Health;
+pub use reload::{NewInstance, Placement, ReloadPlan, ReloadRefused, ReloadStep};
 use route_trace::RouteTrace;
 pub use run_log::EndOfRun;
 use timers::Timers;
@@ -242,6 +245,10 @@ enum Timer {
         link: LinkId,
         id: Box<str>,
     },
+    /// A proxy instance a reload started has not answered `initialize` in time.
+    WarmDeadline { link: LinkId },
+    /// An instance a reload replaced or removed has had `shutdown_grace` to drain.
+    Retire { link: LinkId },
 }
 
 /// The component at one chain position, as the router sees it: its current link, how it
@@ -296,6 +303,14 @@ pub struct Router<C> {
     trace: Option<RouteTrace>,
     /// What the chain-up and end-of-run log lines say.
     run_log: run_log::RunLog,
+    /// A reload whose new instances are being initialized.
+    reloading: Option<reload::Warming>,
+    /// Instances a reload replaced or removed, answering what was sent to them.
+    retiring: Vec<LinkId>,
+    /// The editor's open sessions, replayed to the proxy instances a reload starts.
+    open_sessions: open_sessions::OpenSessions,
+    /// The id of the editor's `_acp-conductor/reload` request, until it is answered.
+    reload_asked: Option<Box<str>>,
 }
 
 impl<C: Components> Router<C> {
@@ -360,6 +375,10 @@ impl<C: Components> Router<C> {
             skipped: skipped::Skipped::default(),
             trace: None,
             run_log: run_log::RunLog::new(now),
+            reloading: None,
+            retiring: Vec::new(),
+            open_sessions: open_sessions::OpenSessions::default(),
+            reload_asked: None,
         }
     }
 

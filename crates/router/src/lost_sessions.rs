@@ -29,6 +29,14 @@ impl LostSessions {
         self.tracking = tracking;
     }
 
+    /// The agent is restarted on purpose (a reload): `sessions` are lost, and from now on
+    /// the sessions it opens are kept track of.
+    pub(super) fn lose(&mut self, sessions: Vec<Box<str>>) {
+        self.tracking = true;
+        self.lost.extend(sessions);
+        self.lost.extend(self.held.drain());
+    }
+
     /// A request on its way into the agent. A session it loads is held again; otherwise the
     /// lost session it names, if any, is returned (the request must not reach the agent).
     pub(super) fn request(&mut self, method: &str, params: Option<&RawValue>) -> Option<Box<str>> {

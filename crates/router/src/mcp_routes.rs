@@ -56,6 +56,20 @@ impl McpTable {
         visible
     }
 
+    /// The owners' positions after a reload moved them (`at`: old position → new).
+    pub fn remap_owners(&mut self, at: &dyn Fn(Position) -> Position) {
+        for server in self.servers.values_mut() {
+            server.owner = at(server.owner);
+        }
+        for (owner, _) in self.agent_connections.values_mut() {
+            *owner = at(*owner);
+        }
+        self.agent_aliases = std::mem::take(&mut self.agent_aliases)
+            .into_iter()
+            .map(|((owner, id), visible)| ((at(owner), id), visible))
+            .collect();
+    }
+
     fn close_agent_connection(&mut self, visible: &str) -> Option<(Position, String)> {
         let known = self.agent_connections.remove(visible)?;
         self.agent_aliases.remove(&known);

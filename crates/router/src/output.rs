@@ -26,6 +26,11 @@ pub enum Output {
     Close(LinkId),
     /// A point of the per-hop trace (a traced run only).
     Trace(TracePoint),
+    /// The editor asked for a reload (`_acp-conductor/reload`): the driver has the
+    /// configuration read again and hands the core what was found
+    /// ([`Router::reload`](crate::Router::reload), [`Router::reload_rejected`](crate::Router::reload_rejected)
+    /// or [`Router::reload_unchanged`](crate::Router::reload_unchanged)).
+    ReloadWanted,
 }
 
 /// The outputs not yet taken by the driver, oldest first.

@@ -33,6 +33,11 @@ impl Timers {
         self.due.pop_first().map(|(_, timer)| timer)
     }
 
+    /// Lets `change` edit every timer in place (their times stay).
+    pub(super) fn for_each_mut(&mut self, change: impl FnMut(&mut Timer)) {
+        self.due.values_mut().for_each(change);
+    }
+
     /// Removes every timer `which` selects.
     pub(super) fn cancel(&mut self, mut which: impl FnMut(&Timer) -> bool) {
         self.due.retain(|_, timer| !which(timer));

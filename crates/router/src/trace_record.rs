@@ -92,6 +92,10 @@ pub enum ComponentEvent {
     Restarted,
     Bypassed,
     Failed,
+    /// A reload's new instance took the component's place.
+    Swapped,
+    /// An instance a reload replaced or removed was stopped.
+    Retired,
 }
 
 impl ComponentEvent {
@@ -102,6 +106,8 @@ impl ComponentEvent {
             ComponentEvent::Restarted => "restarted",
             ComponentEvent::Bypassed => "bypassed",
             ComponentEvent::Failed => "failed",
+            ComponentEvent::Swapped => "swapped",
+            ComponentEvent::Retired => "retired",
         }
     }
 }

@@ -1,5 +1,6 @@
-//! `acp-conductor check`: validate a configuration without starting anything.
-//! Must not know how the chain runs; it reports what `load` found, for a human reader.
+//! `acp-conductor check`: validate a configuration without starting anything, or (`--diff`)
+//! say what a reload from one to another would do. Must not know how the chain runs; it
+//! reports what `load` found, for a human reader.
 
 use std::io::Write;
 use std::path::Path;
@@ -11,6 +12,7 @@ use super::{
     OnFailure, ProxyLaunch, ProxyProtocol, RegistryUse, RemoteSpec, WasmKind, WasmSpec, inspect,
 };
 use crate::config::ConfigErrors;
+use acp_drivers::spec::diff::{ChainDiff, FileDigests, Side, diff};
 use acp_remote::protocol::{Transport, shown_url};
 
 /// Prints a one-paragraph summary of the chain to stdout when the file is valid (this is a
@@ -36,6 +38,74 @@ fn run_check(
     // still tells the caller whether the configuration is valid.
     let _ = writeln!(out, "{}", summary(&config?, notes.registry.as_ref()));
     Ok(())
+}
+
+/// `check --diff OLD NEW`: loads both files as `check` does and prints, one line each, what a
+/// reload from OLD to NEW would do to each component; starts nothing. Returns every error of
+/// both files when either is invalid.
+pub fn check_diff(old: &Path, new: &Path) -> Result<(), ConfigErrors> {
+    let exe_dir = super::conductor_exe_dir();
+    run_check_diff(
+        old,
+        new,
+        &|name| std::env::var(name).ok(),
+        exe_dir.as_deref(),
+        &mut std::io::stdout().lock(),
+    )
+}
+
+fn run_check_diff(
+    old: &Path,
+    new: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    exe_dir: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<(), ConfigErrors> {
+    let (old_config, _) = inspect(old, env, exe_dir);
+    let (new_config, _) = inspect(new, env, exe_dir);
+    let (old_config, new_config) = match (old_config, new_config) {
+        (Ok(old), Ok(new)) => (old, new),
+        (old, new) => {
+            let mut errors = Vec::new();
+            errors.extend(old.err().into_iter().flat_map(|e| e.0));
+            errors.extend(new.err().into_iter().flat_map(|e| e.0));
+            return Err(ConfigErrors(errors));
+        }
+    };
+    let (old_digests, new_digests) = (FileDigests::of(&old_config), FileDigests::of(&new_config));
+    let diff = diff(
+        Side {
+            config: &old_config,
+            digests: &old_digests,
+        },
+        Side {
+            config: &new_config,
+            digests: &new_digests,
+        },
+    );
+    // As in `check`: a failed write has nowhere better to go.
+    let _ = write!(out, "{}", diff_report(old, new, &diff));
+    Ok(())
+}
+
+/// "A reload from OLD to NEW would:" and the changes, or that it would be skipped.
+fn diff_report(old: &Path, new: &Path, diff: &ChainDiff) -> String {
+    if diff.is_empty() {
+        return format!(
+            "{} and {} run the same chain: a reload from one to the other changes nothing.\n",
+            old.display(),
+            new.display()
+        );
+    }
+    let mut text = format!(
+        "A reload from {} to {} would:\n",
+        old.display(),
+        new.display()
+    );
+    for line in diff.to_string().lines() {
+        text.push_str(&format!("  {line}\n"));
+    }
+    text
 }
 
 /// One paragraph: the chain in order from the editor, then the limits.
@@ -405,5 +475,120 @@ mod tests {
         );
         let error = CommandError::from(check(&missing).unwrap_err());
         assert_eq!(exit_code(&error), ExitCode::from(78));
+    }
+
+    /// Exit code, stdout and stderr of `check --diff OLD NEW` with no variables but `PATH`.
+    fn run_diff(temp: &TempDir, old: &Path, new: &Path) -> (u8, String, String) {
+        let path_var = temp.path().join("bin").display().to_string();
+        let lookup = |name: &str| (name == "PATH").then(|| path_var.clone());
+        let mut out = Vec::new();
+        let (code, err) = match run_check_diff(old, new, &lookup, None, &mut out) {
+            Ok(()) => (0, String::new()),
+            Err(errors) => {
+                let error = CommandError::from(errors);
+                (
+                    exit_status(&error),
+                    format!("{}\n", error.message().unwrap()),
+                )
+            }
+        };
+        (code, String::from_utf8(out).unwrap(), err)
+    }
+
+    const TWO_PROXIES: &str = "[agent]\nbuiltin = \"demo\"\n\
+        [[proxy]]\nname = \"context\"\ncommand = \"p\"\nargs = [\"--one\"]\n\
+        [[proxy]]\nname = \"notes\"\ncommand = \"p\"\n";
+
+    #[test]
+    fn diff_prints_each_change_without_running_anything() {
+        let temp = TempDir::new("check-diff");
+        temp.demo_agent("bin");
+        temp.file("bin/p", 0o755);
+        let old = temp.write("old.toml", TWO_PROXIES);
+        let new = temp.write(
+            "new.toml",
+            "[agent]\nbuiltin = \"demo\"\n\
+             [[proxy]]\nname = \"guard\"\ncommand = \"p\"\nenv = { TOKEN = \"s3cret\" }\n\
+             [[proxy]]\nname = \"context\"\ncommand = \"p\"\nargs = [\"--two\"]\n",
+        );
+        let (code, out, err) = run_diff(&temp, &old, &new);
+        assert_eq!((code, err.as_str()), (0, ""));
+        assert_eq!(
+            out,
+            format!(
+                "A reload from {} to {} would:\n  added `guard` at 0\n  replaced `context` \
+                 (args)\n  removed `notes`\n  kept the agent\n",
+                old.display(),
+                new.display()
+            )
+        );
+        assert!(!out.contains("s3cret"));
+    }
+
+    #[test]
+    fn diff_of_the_same_chain_says_nothing_changes() {
+        let temp = TempDir::new("check-diff-same");
+        temp.demo_agent("bin");
+        temp.file("bin/p", 0o755);
+        let old = temp.write("old.toml", TWO_PROXIES);
+        let new = temp.write(
+            "new.toml",
+            format!("# the same chain, written again\n{TWO_PROXIES}"),
+        );
+        let (code, out, _) = run_diff(&temp, &old, &new);
+        assert_eq!(code, 0);
+        assert_eq!(
+            out,
+            format!(
+                "{} and {} run the same chain: a reload from one to the other changes nothing.\n",
+                old.display(),
+                new.display()
+            )
+        );
+    }
+
+    #[test]
+    fn diff_names_a_changed_agent_and_settings_a_reload_leaves() {
+        let temp = TempDir::new("check-diff-agent");
+        temp.demo_agent("bin");
+        temp.file("bin/p", 0o755);
+        temp.file("bin/agent", 0o755);
+        let old = temp.write("old.toml", TWO_PROXIES);
+        let new = temp.write(
+            "new.toml",
+            format!(
+                "[conductor]\nmax_line = \"1MiB\"\n{}",
+                TWO_PROXIES.replace("builtin = \"demo\"", "command = \"agent\"")
+            ),
+        );
+        let (code, out, _) = run_diff(&temp, &old, &new);
+        assert_eq!(code, 0);
+        assert!(
+            out.ends_with(
+                "  kept `context`\n  kept `notes`\n  agent changed (builtin -> command)\n  \
+                 [conductor] max_line changed (applied on restart only)\n"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn diff_reports_the_errors_of_both_files_and_exits_78() {
+        let temp = TempDir::new("check-diff-invalid");
+        let old = temp.write("old.toml", "[agent]\ncomand = \"x\"\n");
+        let new = temp.write("new.toml", "[[proxy]]\n");
+        let (code, out, err) = run_diff(&temp, &old, &new);
+        assert_eq!((code, out.as_str()), (78, ""));
+        assert!(
+            err.contains(&format!("{}:2:1: unknown key `comand`", old.display())),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "{}:1:1: [[proxy]] #1 needs a `name`",
+                new.display()
+            )),
+            "{err}"
+        );
     }
 }

@@ -32,7 +32,7 @@ pub use acp_drivers::component::wasm::needs::{
     PROVIDED_PACKAGES, UnmetNeed, unmet_need, unmet_need_in_file,
 };
 pub use acp_drivers::spec::*;
-pub use check::check;
+pub use check::{check, check_diff};
 pub use diagnostics::{ConfigError, ConfigErrorKind, ConfigErrors};
 pub use observe::{Observations, ProgramLookup, RegistryUse, VariableUse, inspect};
 

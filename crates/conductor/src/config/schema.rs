@@ -14,7 +14,7 @@ use super::observe::{ProgramLookup, Recorder, VariableUse};
 use super::resolve::{ProgramSearch, ResolveError, relative_to, resolve_dir, resolve_program};
 use super::{
     AgentSpec, BridgeForm, BuiltinAgent, CommandSpec, ConductorSettings, Config, FailurePolicy,
-    Mode, ProxyLaunch, ProxyProtocol, ProxySpec, SizeError, parse_duration, parse_size,
+    Mode, OnReload, ProxyLaunch, ProxyProtocol, ProxySpec, SizeError, parse_duration, parse_size,
     size_from_integer,
 };
 use crate::suggest::did_you_mean;
@@ -38,6 +38,7 @@ const CONDUCTOR_KEYS: &[&str] = &[
     "trace_payloads",
     "redact",
     "mcp_bridge",
+    "watch",
 ];
 const AGENT_KEYS: &[&str] = &[
     "command",
@@ -51,6 +52,7 @@ const AGENT_KEYS: &[&str] = &[
     "cwd",
     "name",
     "on_failure",
+    "on_reload",
     "restart_then",
     "startup_timeout",
     "request_timeout",
@@ -85,6 +87,7 @@ const PROTOCOLS: &[(&str, ProxyProtocol)] = &[
     ("underscore", ProxyProtocol::Underscore),
 ];
 
+const ON_RELOAD: &[(&str, OnReload)] = &[("keep", OnReload::Keep), ("restart", OnReload::Restart)];
 const MCP_BRIDGES: &[(&str, BridgeForm)] = &[
     ("auto", BridgeForm::Auto),
     ("http", BridgeForm::Http),
@@ -161,12 +164,22 @@ pub(crate) fn validate(
     if validator.diagnostics.has_errors() {
         return None;
     }
+    let agent_on_reload = root
+        .get("agent")
+        .and_then(|value| value.get_ref().as_table())
+        .and_then(|table| table.get("on_reload"))
+        .and_then(|value| validator.choice("on_reload", value, ON_RELOAD, Scope::FileOnly))
+        .unwrap_or_default();
+    if validator.diagnostics.has_errors() {
+        return None;
+    }
     Some(Config {
         file,
         conductor,
         agent,
         proxies,
         agent_failure: agent_failure?,
+        agent_on_reload,
     })
 }
 
@@ -255,6 +268,12 @@ impl Validator<'_, '_, '_> {
         }
         if let Some(value) = table.get("cache_dir") {
             settings.cache_dir = self.cache_dir(value, scope);
+        }
+        if let Some(watch) = table
+            .get("watch")
+            .and_then(|value| self.boolean("watch", value))
+        {
+            settings.watch = watch;
         }
         self.trace_settings(table, &mut settings.trace, scope);
         settings

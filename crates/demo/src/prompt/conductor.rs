@@ -60,9 +60,9 @@ impl Ending {
 /// Starts the conductor, sends `options.prompts` through it and writes the transcript to `out`;
 /// returns once the conductor has exited.
 ///
-/// SIGINT, SIGTERM and SIGHUP are passed on to the conductor rather than ending this process:
-/// the conductor answers the requests still waiting and stops its chain, and the client prints
-/// what it got. (A Ctrl-C in a terminal reaches both processes; a second signal is harmless.)
+/// SIGINT, SIGTERM and SIGHUP (as SIGTERM) are passed on to the conductor rather than ending
+/// this process: the conductor answers the requests still waiting and stops its chain, and the
+/// client prints what it got. (A Ctrl-C in a terminal reaches both processes; a second signal is harmless.)
 pub async fn prompt_through<O: Write>(
     conductor: &ConductorCommand,
     options: &PromptOptions,
@@ -146,7 +146,9 @@ impl PassedOnSignals {
             let caught = tokio::select! {
                 _ = self.interrupt.recv() => libc::SIGINT,
                 _ = self.terminate.recv() => libc::SIGTERM,
-                _ = self.hangup.recv() => libc::SIGHUP,
+                // A hangup ends this client, so the conductor stops: to `run`, SIGHUP means
+                // "reload the configuration", and SIGTERM means stop.
+                _ = self.hangup.recv() => libc::SIGTERM,
             };
             tracing::debug!(signal = caught, pid, "passing a signal on to the conductor");
             // SAFETY: plain syscall on a child this process has not reaped yet (the task is

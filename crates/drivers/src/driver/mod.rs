@@ -9,6 +9,9 @@
 
 mod link_handles;
 mod port;
+mod reload;
+
+pub use reload::{ReloadRequest, ReloadStart, Reloading};
 
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -52,6 +55,10 @@ pub trait Components {
     fn launched(&self, _position: usize) -> Option<Launched> {
         None
     }
+    /// A reload's instances took their places; see [`acp_router::Components::swapped`].
+    fn swapped(&mut self, _placements: &[acp_router::Placement]) {}
+    /// Stops the instance behind `link`; see [`acp_router::Components::retire`].
+    fn retire(&mut self, _link: acp_link::LinkId) {}
 }
 
 /// A component started again: its new link, whole.
@@ -79,6 +86,9 @@ pub struct Driver<C> {
     router: Router<Port<C>>,
     events: mpsc::Receiver<Event>,
     trace: Option<TraceSink>,
+    /// Where the editor's reload requests go to have the configuration read again; `None`
+    /// when this run does not reload.
+    reload_wanted: Option<mpsc::Sender<()>>,
 }
 
 impl<C: Components> Driver<C> {
@@ -105,6 +115,7 @@ impl<C: Components> Driver<C> {
             router: Router::new(topology, chain, port, shutdown_grace, now()),
             events,
             trace: None,
+            reload_wanted: None,
         }
     }
 
@@ -140,6 +151,86 @@ impl<C: Components> Driver<C> {
                     self.router.handle(input, now());
                 }
                 None => return Finish::Stopped,
+            }
+        }
+    }
+
+    /// [`run`](Self::run), also taking reload requests from `reloads` as they come; the
+    /// editor's own reload requests are passed on to `wanted`, whose reader reads the
+    /// configuration again and answers on `reloads`.
+    pub async fn run_reloading(
+        &mut self,
+        reloads: &mut mpsc::Receiver<ReloadRequest<C::Request>>,
+        wanted: mpsc::Sender<()>,
+    ) -> Finish
+    where
+        C: Reloading,
+    {
+        self.reload_wanted = Some(wanted);
+        loop {
+            self.carry_out();
+            if let Some(finish) = self.router.finished() {
+                return finish;
+            }
+            let wake = self.router.next_wake();
+            let sleep = async move {
+                match wake {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                event = self.events.recv() => match event {
+                    Some(event) => {
+                        let input = self.input(event);
+                        self.router.handle(input, now());
+                    }
+                    None => return Finish::Stopped,
+                },
+                Some(request) = reloads.recv() => self.reload(request),
+                () = sleep => self.router.on_time(now()),
+            }
+        }
+    }
+
+    /// Begins a reload: the components start what it needs, the core warms and places it.
+    fn reload(&mut self, request: ReloadRequest<C::Request>)
+    where
+        C: Reloading,
+    {
+        let request = match request {
+            ReloadRequest::Rejected(message) => {
+                tracing::error!("the configuration was not reloaded: {message}");
+                self.router.reload_rejected(&message);
+                return;
+            }
+            ReloadRequest::Apply(request) => request,
+        };
+        if self.router.reload_in_progress() {
+            let refused = acp_router::ReloadRefused::Busy;
+            tracing::warn!("the configuration was not reloaded: {refused}");
+            self.router.reload_rejected(&refused.to_string());
+            return;
+        }
+        match self.router.components().inner().start_reload(request) {
+            ReloadStart::Unchanged => {
+                tracing::info!("the configuration is unchanged: nothing to reload");
+                self.router.reload_unchanged();
+            }
+            ReloadStart::Begun { plan, links } => {
+                let started: Vec<acp_link::LinkId> = links
+                    .into_iter()
+                    .map(|link| self.router.components().keep(link))
+                    .collect();
+                if let Err(refused) = self.router.reload(plan, now()) {
+                    tracing::warn!("the configuration was not reloaded: {refused}");
+                    for link in started {
+                        self.router.components().handles.close(link);
+                        self.router.components().inner().retire(link);
+                    }
+                    self.router.reload_rejected(&refused.to_string());
+                }
             }
         }
     }
@@ -227,6 +318,16 @@ impl<C: Components> Driver<C> {
                 Output::Trace(point) => {
                     if let Some(trace) = &self.trace {
                         trace.point(point);
+                    }
+                }
+                Output::ReloadWanted => {
+                    let asked = self
+                        .reload_wanted
+                        .as_ref()
+                        .is_some_and(|wanted| wanted.try_send(()).is_ok());
+                    if !asked {
+                        self.router
+                            .reload_rejected("this conductor does not reload its configuration");
                     }
                 }
             }

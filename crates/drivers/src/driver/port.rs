@@ -79,4 +79,12 @@ impl<C: Components> acp_router::Components for Port<C> {
     fn launched(&self, position: Position) -> Option<Launched> {
         self.components.launched(position)
     }
+
+    fn swapped(&mut self, placements: &[acp_router::Placement]) {
+        self.components.swapped(placements);
+    }
+
+    fn retire(&mut self, link: LinkId) {
+        self.components.retire(link);
+    }
 }

@@ -4,6 +4,7 @@
 //! The binary's `config` reads, checks and resolves a file into these types; nothing here
 //! reads TOML or knows where in a file a value was written.
 
+pub mod diff;
 mod duration;
 mod size;
 mod wasm_file;
@@ -37,6 +38,19 @@ pub struct Config {
     pub proxies: Vec<ProxySpec>,
     /// What happens when the agent fails (`on_failure` and the timeouts of `[agent]`).
     pub agent_failure: FailurePolicy,
+    /// What a reload does when `[agent]` changed (`on_reload`).
+    pub agent_on_reload: OnReload,
+}
+
+/// `[agent] on_reload`: whether a reload that changes the agent restarts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnReload {
+    /// The agent keeps running (it holds the sessions); its change waits for a restart.
+    #[default]
+    Keep,
+    /// The agent is started again with its new settings; its sessions are lost, as after a
+    /// failure under `restart`.
+    Restart,
 }
 
 /// The `[conductor]` table: how the conductor itself behaves.
@@ -60,6 +74,8 @@ pub struct ConductorSettings {
     /// How proxy-provided MCP servers reach an agent that does not speak MCP over ACP
     /// (`mcp_bridge`: `auto`, `http`, `stdio`).
     pub mcp_bridge: BridgeForm,
+    /// `watch = true`: `run` reloads when the file, or a file it names, changes on disk.
+    pub watch: bool,
 }
 
 impl Default for ConductorSettings {
@@ -73,6 +89,7 @@ impl Default for ConductorSettings {
             cache_dir: None,
             trace: TraceSettings::default(),
             mcp_bridge: BridgeForm::Auto,
+            watch: false,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod bridge_socket;
 pub mod mcp_http;
+mod reload;
 pub mod shared_proxies;
 pub mod starter;
 
@@ -37,6 +38,66 @@ use bridge_socket::BridgeSocket;
 use mcp_http::McpHttpBridge;
 use starter::{Launch, Starter};
 
+impl Slot {
+    /// The agent's slot, as `config` describes it.
+    fn of_agent(config: &Config) -> Slot {
+        let (name, launch) = match &config.agent {
+            Some(AgentSpec::Command(spec)) => (
+                spec.name.clone(),
+                Launch::Native {
+                    spec: spec.clone(),
+                    builtin: false,
+                },
+            ),
+            Some(AgentSpec::Builtin { command, .. }) => (
+                command.name.clone(),
+                Launch::Native {
+                    spec: command.clone(),
+                    builtin: true,
+                },
+            ),
+            Some(AgentSpec::Remote(spec)) => (spec.name.clone(), Launch::Remote(spec.clone())),
+            None => ("agent".to_string(), Launch::NoAgent),
+        };
+        Slot {
+            name,
+            role: Role::Agent,
+            dialect: DialectChoice::Pinned(Dialect::Rfd),
+            failure: config.agent_failure,
+            launch,
+            initialize_params: None,
+            current: None,
+            removed: false,
+        }
+    }
+
+    /// The slot of one `[[proxy]]`; proxies named in `shared` are attached to.
+    fn of_proxy(proxy: &crate::spec::ProxySpec, shared: &SharedProxies) -> Slot {
+        Slot {
+            name: proxy.name.clone(),
+            role: Role::Proxy,
+            dialect: match proxy.protocol {
+                ProxyProtocol::Auto => DialectChoice::Detect,
+                ProxyProtocol::Rfd => DialectChoice::Pinned(Dialect::Rfd),
+                ProxyProtocol::Underscore => DialectChoice::Pinned(Dialect::Underscore),
+            },
+            failure: proxy.failure,
+            launch: match (&proxy.launch, shared.get(&proxy.name)) {
+                (_, Some(shared)) => Launch::Shared(shared.clone()),
+                (ProxyLaunch::Native(command), None) => Launch::Native {
+                    spec: command.clone(),
+                    builtin: false,
+                },
+                (ProxyLaunch::Wasm(spec), None) => Launch::Wasm(spec.clone()),
+                (ProxyLaunch::Remote(spec), None) => Launch::Remote(spec.clone()),
+            },
+            initialize_params: None,
+            current: None,
+            removed: false,
+        }
+    }
+}
+
 /// One chain position's component.
 #[derive(Debug)]
 struct Slot {
@@ -49,6 +110,8 @@ struct Slot {
     initialize_params: Option<Bytes>,
     /// Its current instance, as an index into [`Supervisor::instances`].
     current: Option<usize>,
+    /// A reload took it out of the chain: its position stays, routed around.
+    removed: bool,
 }
 
 pub struct Supervisor {
@@ -61,6 +124,8 @@ pub struct Supervisor {
     /// `[conductor] mcp_bridge`.
     bridge_form: BridgeForm,
     http_bridge: Option<McpHttpBridge>,
+    /// The configuration the chain runs now, to tell what a reload changes.
+    running: reload::Running,
 }
 
 impl Supervisor {
@@ -78,56 +143,10 @@ impl Supervisor {
         let mut slots: Vec<Slot> = config
             .proxies
             .iter()
-            .map(|proxy| Slot {
-                name: proxy.name.clone(),
-                role: Role::Proxy,
-                dialect: match proxy.protocol {
-                    ProxyProtocol::Auto => DialectChoice::Detect,
-                    ProxyProtocol::Rfd => DialectChoice::Pinned(Dialect::Rfd),
-                    ProxyProtocol::Underscore => DialectChoice::Pinned(Dialect::Underscore),
-                },
-                failure: proxy.failure,
-                launch: match (&proxy.launch, shared.get(&proxy.name)) {
-                    (_, Some(shared)) => Launch::Shared(shared.clone()),
-                    (ProxyLaunch::Native(command), None) => Launch::Native {
-                        spec: command.clone(),
-                        builtin: false,
-                    },
-                    (ProxyLaunch::Wasm(spec), None) => Launch::Wasm(spec.clone()),
-                    (ProxyLaunch::Remote(spec), None) => Launch::Remote(spec.clone()),
-                },
-                initialize_params: None,
-                current: None,
-            })
+            .map(|proxy| Slot::of_proxy(proxy, shared))
             .collect();
         if topology.agent_position().is_some() {
-            let (name, launch) = match &config.agent {
-                Some(AgentSpec::Command(spec)) => (
-                    spec.name.clone(),
-                    Launch::Native {
-                        spec: spec.clone(),
-                        builtin: false,
-                    },
-                ),
-                Some(AgentSpec::Builtin { command, .. }) => (
-                    command.name.clone(),
-                    Launch::Native {
-                        spec: command.clone(),
-                        builtin: true,
-                    },
-                ),
-                Some(AgentSpec::Remote(spec)) => (spec.name.clone(), Launch::Remote(spec.clone())),
-                None => ("agent".to_string(), Launch::NoAgent),
-            };
-            slots.push(Slot {
-                name,
-                role: Role::Agent,
-                dialect: DialectChoice::Pinned(Dialect::Rfd),
-                failure: config.agent_failure,
-                launch,
-                initialize_params: None,
-                current: None,
-            });
+            slots.push(Slot::of_agent(config));
         }
         Supervisor {
             starter: Starter::new(main, links, events, config.conductor.cache_dir.clone()),
@@ -136,6 +155,7 @@ impl Supervisor {
             bridge: None,
             bridge_form: config.conductor.mcp_bridge,
             http_bridge: None,
+            running: reload::Running::of(config),
         }
     }
 
@@ -268,6 +288,14 @@ impl Components for Supervisor {
 
     fn initialized(&mut self, position: Position, params: Bytes) {
         self.slot(position).initialize_params = Some(params);
+    }
+
+    fn swapped(&mut self, placements: &[acp_router::Placement]) {
+        self.take_places(placements);
+    }
+
+    fn retire(&mut self, link: LinkId) {
+        self.stop_instance(link);
     }
 
     fn launched(&self, position: Position) -> Option<Launched> {

@@ -37,6 +37,7 @@ fn supervisor(main: MainThread, agent: Option<AgentSpec>) -> (Supervisor, mpsc::
             shared: false,
         }],
         agent_failure: FailurePolicy::default(),
+        agent_on_reload: Default::default(),
     };
     let topology = Topology {
         proxies: 1,

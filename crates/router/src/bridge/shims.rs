@@ -126,6 +126,17 @@ pub struct Shims {
 }
 
 impl Shims {
+    /// The providers' positions after a reload moved them (`at`: old position → new).
+    pub fn remap_owners(&mut self, at: &dyn Fn(Position) -> Position) {
+        for shim in self.by_link.values_mut() {
+            shim.owner = at(shim.owner);
+        }
+        self.by_connection = std::mem::take(&mut self.by_connection)
+            .into_iter()
+            .map(|((owner, id), link)| ((at(owner), id), link))
+            .collect();
+    }
+
     /// A shim dialed in on `link`: it names its server first.
     pub(super) fn open(&mut self, link: LinkId) {
         let shim = Shim {

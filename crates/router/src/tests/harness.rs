@@ -45,6 +45,10 @@ pub struct Asked {
     pub restarted: Vec<Position>,
     /// The links made by restarts, until a test takes them.
     new_links: Vec<(Position, LinkId)>,
+    /// What each reload's swap placed at positions 1.., in order.
+    pub swapped: Vec<Vec<crate::Placement>>,
+    /// The instances the router had stopped after a reload, in order.
+    pub retired: Vec<LinkId>,
 }
 
 /// Components that start nothing: records the router's requests; a restart names a new link
@@ -122,6 +126,14 @@ impl Components for FakeComponents {
     fn close_http_bridge(&mut self, key: &str) {
         self.asked.lock().unwrap().http_closed.push(key.to_string());
     }
+
+    fn swapped(&mut self, placements: &[crate::Placement]) {
+        self.asked.lock().unwrap().swapped.push(placements.to_vec());
+    }
+
+    fn retire(&mut self, link: LinkId) {
+        self.asked.lock().unwrap().retired.push(link);
+    }
 }
 
 fn new_link(next: &Rc<RefCell<usize>>) -> LinkId {
@@ -155,6 +167,8 @@ pub struct World {
     ended: Option<(Finish, Skipped, EndOfRun)>,
     /// The trace points the router handed out, in order.
     pub trace: Vec<crate::trace_record::TracePoint>,
+    /// How many times the router asked for the configuration to be read again.
+    reloads_wanted: usize,
 }
 
 impl World {
@@ -207,6 +221,7 @@ impl World {
             }
             Output::Close(link) => self.ends.entry(link).or_default().closed = true,
             Output::Trace(point) => self.trace.push(point),
+            Output::ReloadWanted => self.reloads_wanted += 1,
         }
     }
 
@@ -467,6 +482,7 @@ impl Spec {
             max_line: self.limits.max_line,
             ended: None,
             trace: Vec::new(),
+            reloads_wanted: 0,
         }));
         world.borrow_mut().settle();
         let mut peers = ids.into_iter().map(|id| Peer {
@@ -567,6 +583,34 @@ impl Chain {
         };
         *slot = peer;
         slot
+    }
+
+    /// Hands the router a reload plan, as the driver does.
+    pub fn reload(&self, plan: crate::ReloadPlan) -> Result<(), crate::ReloadRefused> {
+        let mut world = self.world.borrow_mut();
+        let now = world.now;
+        let out = world.router.reload(plan, now);
+        world.settle();
+        out
+    }
+
+    /// How many times the router asked for the configuration to be read again.
+    pub fn reloads_wanted(&self) -> usize {
+        self.world.borrow().reloads_wanted
+    }
+
+    /// The peer of a new link, as the supervisor makes one for a reload's instance.
+    pub fn new_peer(&self) -> Peer {
+        Peer {
+            id: new_link(&self.next_link),
+            world: self.world.clone(),
+        }
+    }
+
+    /// Whether the router closed `peer`'s link (its input, for a component).
+    pub fn is_closed(&self, peer: &Peer) -> bool {
+        let world = self.world.borrow();
+        world.ends.get(&peer.id).is_some_and(|end| end.closed)
     }
 
     /// A new bridge shim connection, as the supervisor would announce it: its reader waits

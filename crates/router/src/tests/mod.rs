@@ -14,6 +14,7 @@ mod mcp_restart;
 mod ordering;
 mod properties;
 mod recovery;
+mod reload;
 mod routing;
 mod run_log;
 mod trace;

@@ -37,6 +37,7 @@ fn builtin_demo_agent_alone_is_a_complete_config() {
             }),
             proxies: Vec::new(),
             agent_failure: FailurePolicy::default(),
+            agent_on_reload: Default::default(),
         }
     );
 }
@@ -117,6 +118,7 @@ shared = true
                 cache_dir: None,
                 trace: TraceSettings::default(),
                 mcp_bridge: BridgeForm::Auto,
+                watch: false,
             },
             agent: Some(AgentSpec::Command(CommandSpec {
                 name: "claude".to_owned(),
@@ -177,6 +179,7 @@ shared = true
                 startup_timeout: Duration::from_secs(120),
                 request_timeout: Some(Duration::from_secs(1800)),
             },
+            agent_on_reload: Default::default(),
         }
     );
 }
