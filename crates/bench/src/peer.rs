@@ -15,8 +15,10 @@ use acp_wire::{Envelope, Outcome, OutgoingRequests};
 
 use crate::messages::UPDATE_PREFIX;
 
-/// How long one request (or a shutdown) may take before the process is killed.
-pub const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one request (or a shutdown) may take before the process is killed: a hang, not
+/// a slow step. The first `initialize` of a chain with a JavaScript or Python WASM proxy
+/// includes compiling it (7 s on an idle 2-core machine, over 30 s on a busy one).
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A program and its arguments.
 #[derive(Debug, Clone)]
