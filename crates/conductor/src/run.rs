@@ -8,7 +8,7 @@ use acp_wire::successor::Dialect;
 use tokio::sync::mpsc;
 
 use crate::config::{AgentSpec, Config, FailurePolicy, ProxyLaunch};
-use crate::signals::StopSignals;
+use crate::signals::ChainStops;
 use acp_drivers::component::shared::SharedProxies;
 use acp_drivers::driver::{ChainLink, Driver};
 use acp_drivers::runtime::MainThread;
@@ -39,6 +39,7 @@ pub async fn run(main: MainThread, config: &Config, mode: ChainMode) -> Finish {
         connect_editor,
         None,
         &SharedProxies::none(),
+        ChainStops::Signals,
     )
     .await
 }
@@ -53,8 +54,9 @@ pub(crate) trait Watcher: Send + 'static {
 }
 
 /// [`run`], with the editor's link made by `editor` (the conductor's stdio, or an
-/// in-memory peer for `doctor --probe`), `watcher`, if any, following the events, and the
-/// proxies in `shared` attached to rather than started (`serve`'s shared proxies).
+/// in-memory peer for `doctor --probe`), `watcher`, if any, following the events, the
+/// proxies in `shared` attached to rather than started (`serve`'s shared proxies), and
+/// `stops` saying when to stop (the signals, or `serve` once it is done draining).
 pub(crate) async fn run_chain(
     main: MainThread,
     config: &Config,
@@ -62,6 +64,7 @@ pub(crate) async fn run_chain(
     editor: impl FnOnce(&Links) -> (Link, LinkDone),
     watcher: Option<Box<dyn Watcher>>,
     shared: &SharedProxies,
+    stops: ChainStops,
 ) -> Finish {
     let started = tokio::time::Instant::now();
     let settings = &config.conductor;
@@ -113,7 +116,7 @@ pub(crate) async fn run_chain(
     }];
     chain.extend(components);
     // Stopped with the run: `serve` runs many, one after another, in one process.
-    let signals = tokio::spawn(forward_signals(events_tx));
+    let signals = tokio::spawn(stops.forward(events_tx));
 
     let mut router = Driver::new(
         topology,
@@ -253,16 +256,4 @@ fn connect_editor(links: &Links) -> (Link, LinkDone) {
     let input = dup(std::io::stdin().as_fd());
     let output = dup(std::io::stdout().as_fd());
     links.stdio(input, output)
-}
-
-async fn forward_signals(events: mpsc::Sender<Event>) {
-    let Some(mut signals) = StopSignals::install() else {
-        return;
-    };
-    loop {
-        let name = signals.next().await;
-        if events.send(Event::Signal(name)).await.is_err() {
-            return;
-        }
-    }
 }

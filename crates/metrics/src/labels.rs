@@ -16,7 +16,14 @@ macro_rules! label_value {
     )*};
 }
 
-label_value!(Profile, Refusal, ChainState, ComponentEvent, LinkKind, Direction);
+label_value!(
+    Profile,
+    Refusal,
+    ChainState,
+    ComponentEvent,
+    LinkKind,
+    Direction
+);
 
 /// The transport profile a connection came in on.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]

@@ -18,7 +18,6 @@ use std::sync::atomic::AtomicU64;
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -27,6 +26,7 @@ use labels::{
     MethodLabels, Profile, ProfileLabels, Refusal, RefusalLabels,
 };
 pub use method::method_label;
+pub use prometheus_client::metrics::gauge::Gauge;
 
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -317,14 +317,22 @@ mod tests {
         assert_eq!(value(&scrape, "acp_connections_opened_total", &ws), 1.0);
         assert_eq!(value(&scrape, "acp_connections_open", &ws), 1.0);
         assert_eq!(
-            value(&scrape, "acp_connections_refused_total", &[("reason", "draining")]),
+            value(
+                &scrape,
+                "acp_connections_refused_total",
+                &[("reason", "draining")]
+            ),
             1.0
         );
         assert_eq!(
             value(
                 &scrape,
                 "acp_component_events_total",
-                &[("component", "guard"), ("kind", "native"), ("event", "started")]
+                &[
+                    ("component", "guard"),
+                    ("kind", "native"),
+                    ("event", "started")
+                ]
             ),
             1.0
         );

@@ -112,13 +112,14 @@ impl<C: Components> Router<C> {
         if let Some(trace) = &self.trace {
             trace.component(&mut self.outputs, self.now, name, event, detail);
         } else if self.component_events {
-            self.outputs
-                .push(crate::Output::Trace(crate::trace_record::TracePoint::Component {
+            self.outputs.push(crate::Output::Trace(
+                crate::trace_record::TracePoint::Component {
                     at: self.now,
                     name: name.to_owned(),
                     event,
                     detail,
-                }));
+                },
+            ));
         }
     }
 }

@@ -21,6 +21,11 @@ pub enum ServeError {
          such as 127.0.0.1"
     )]
     NotLoopbackWithoutToken(String),
+    #[error(
+        "--admin-listen {0} is reachable from other machines: give --token-file FILE (the \
+         admin endpoints then need the same bearer token), or listen on a loopback address"
+    )]
+    AdminNotLoopbackWithoutToken(String),
     #[error("cannot read the token file {}: {source}", path.display())]
     TokenUnreadable {
         path: PathBuf,
