@@ -9,20 +9,21 @@ mod serve {
     pub mod http;
     pub mod remote;
     pub mod server;
+    pub mod turns;
     pub mod ws;
 }
 
 use std::time::{Duration, Instant};
 
-use acp_conductor_tests::agent_script::{HANGING, chunk_text};
-use acp_conductor_tests::editor::{patience, prompt_params};
+use acp_conductor_tests::editor::patience;
 use acp_conductor_tests::{TestChain, binaries};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use serve::admin::Admin;
 use serve::http::HttpRemote;
-use serve::remote::{Client, Remote};
+use serve::remote::Client;
 use serve::server::Server;
+use serve::turns::{answer_to, finish_permission_turn, start_hanging_turn, start_permission_turn};
 use serve::ws::{self as ws_client, WsRemote};
 
 fn chain(label: &str) -> TestChain {
@@ -33,50 +34,6 @@ fn chain(label: &str) -> TestChain {
 
 fn ws(server: &Server) -> Client<WsRemote> {
     Client::new(ws_client::connect(&server.ws_url(), &[]).expect("the upgrade is accepted"))
-}
-
-/// Starts a prompt that waits for the client's permission; returns the prompt's id and the
-/// permission request.
-fn start_permission_turn<R: Remote>(client: &mut Client<R>) -> (Value, Value) {
-    client.initialize();
-    let session = client.new_session();
-    let id = client.start("session/prompt", prompt_params(&session, "permission"));
-    loop {
-        let message = client.recv();
-        if message["method"] == "session/request_permission" {
-            return (id, message);
-        }
-    }
-}
-
-/// Answers the permission request and reads until the prompt's answer.
-fn finish_permission_turn<R: Remote>(client: &mut Client<R>, id: &Value, asked: &Value) -> Value {
-    let allow = json!({ "outcome": { "outcome": "selected", "optionId": "allow-once" } });
-    client
-        .remote
-        .send(&json!({ "jsonrpc": "2.0", "id": asked["id"], "result": allow }));
-    answer_to(client, id)
-}
-
-fn answer_to<R: Remote>(client: &mut Client<R>, id: &Value) -> Value {
-    loop {
-        let message = client.recv();
-        if message.get("method").is_none() && message["id"] == *id {
-            return message;
-        }
-    }
-}
-
-fn start_hanging_turn<R: Remote>(client: &mut Client<R>) -> Value {
-    client.initialize();
-    let session = client.new_session();
-    let id = client.start("session/prompt", prompt_params(&session, "hang"));
-    loop {
-        let message = client.recv();
-        if chunk_text(&message["params"]) == Some(HANGING) {
-            return id;
-        }
-    }
 }
 
 #[test]

@@ -52,6 +52,11 @@ pub struct ServeArgs {
     /// finish it before what is left is answered -32002 and stopped.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     drain_timeout: Duration,
+    /// This replica's name (letters, digits, `_`, `.`): every connection id starts with
+    /// `NAME-`, so a load balancer in front of several replicas can route a Streamable HTTP
+    /// connection's requests by `Acp-Connection-Id` (docs/deploy/).
+    #[arg(long, value_name = "NAME")]
+    replica: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -65,6 +70,7 @@ impl ServeArgs {
             tls: self.tls_cert.clone().zip(self.tls_key.clone()),
             allow_origins: self.allow_origins.clone(),
             admin_listen: self.admin_listen.clone(),
+            replica: self.replica.clone(),
             limits: Limits::from(&self.limits),
         }
     }

@@ -26,6 +26,8 @@ pub enum ServeError {
          admin endpoints then need the same bearer token), or listen on a loopback address"
     )]
     AdminNotLoopbackWithoutToken(String),
+    #[error("--replica {0}: write 1 to 32 ASCII letters, digits, `_` or `.`")]
+    Replica(String),
     #[error("cannot read the token file {}: {source}", path.display())]
     TokenUnreadable {
         path: PathBuf,

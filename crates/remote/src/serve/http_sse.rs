@@ -23,7 +23,6 @@ use super::admission::refused;
 use super::client_link::{ClientState, FromClient, OpenConnection, ToClient, Way};
 use super::heard::Heard;
 use super::http_connection::{HttpConnection, Outbound, StreamLease};
-use super::ids::ConnectionId;
 use super::in_flight::InFlight;
 use crate::protocol;
 use acp_metrics::labels::Profile;
@@ -139,7 +138,7 @@ async fn open(served: &Served, request_id: String, body: Bytes, early: bool) -> 
         Ok(admitted) => admitted,
         Err(refusal) => return refused(refusal),
     };
-    let id = ConnectionId::random();
+    let id = served.new_id();
     let heard = Heard::new();
     let state = ClientState {
         connection: id.clone(),

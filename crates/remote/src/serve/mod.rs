@@ -64,6 +64,14 @@ struct Served {
     admission: Admission,
     http: Arc<Registry>,
     limits: Limits,
+    /// `--replica`: what every connection id starts with.
+    replica: Option<Arc<str>>,
+}
+
+impl Served {
+    fn new_id(&self) -> ConnectionId {
+        ConnectionId::random_after(self.replica.as_deref())
+    }
 }
 
 /// What the command line asks of the transport.
@@ -80,6 +88,9 @@ pub struct Options {
     /// `--admin-listen`: where `/healthz`, `/readyz`, `/metrics` and `/drain` are served, if
     /// anywhere; under the same token rule as `listen`.
     pub admin_listen: Option<String>,
+    /// `--replica`: a name every connection id starts with (`NAME-...`), for a load balancer
+    /// that routes by `Acp-Connection-Id`.
+    pub replica: Option<String>,
     pub limits: Limits,
 }
 
@@ -90,6 +101,7 @@ pub struct Plan {
     gate: Gate,
     tls: Option<Arc<rustls::ServerConfig>>,
     limits: Limits,
+    replica: Option<Arc<str>>,
 }
 
 impl Plan {
@@ -122,6 +134,11 @@ impl Plan {
                     .map_err(|_| ServeError::Origin(origin.clone()))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(replica) = &options.replica
+            && !ConnectionId::valid_replica(replica)
+        {
+            return Err(ServeError::Replica(replica.clone()));
+        }
         let tls = match &options.tls {
             Some((cert, key)) => Some(listener::tls_config(cert, key)?),
             None => None,
@@ -132,6 +149,7 @@ impl Plan {
             gate: Gate { token, origins },
             tls,
             limits: options.limits,
+            replica: options.replica.as_deref().map(Arc::from),
         })
     }
 
@@ -195,6 +213,7 @@ impl Server {
             admission,
             http: Arc::new(Registry::default()),
             limits: plan.limits,
+            replica: plan.replica.clone(),
         };
         let app = app(served, gate, plan.limits);
         let stopped = stopped();

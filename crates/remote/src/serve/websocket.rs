@@ -36,7 +36,7 @@ pub(super) fn upgrade(served: &Served, upgrade: WebSocketUpgrade) -> Response {
         Ok(admitted) => admitted,
         Err(refusal) => return refused(refusal),
     };
-    let id = ConnectionId::random();
+    let id = served.new_id();
     let header = HeaderValue::from_str(id.as_str()).expect("hex is a valid header value");
     let limits = served.limits;
     let served = served.clone();
