@@ -1,6 +1,7 @@
 //! `serve --admin-listen`: `/healthz`, `/readyz` (503 at `--max-connections`), `/metrics` read
 //! by a Prometheus text parser with every family present and moving as sessions run over both
-//! profiles, and the admin listener under the same token rule as the endpoint.
+//! profiles, and the admin listener under the same token rule as the endpoint (the probes
+//! aside).
 
 // Shared with serve.rs, which uses all of it.
 #[allow(dead_code)]
@@ -202,6 +203,14 @@ fn the_admin_listener_takes_the_token_rule_of_the_endpoint() {
     );
     let admin = Admin::of(&server);
     assert_eq!(admin.get("/metrics").0, 401);
+    assert_eq!(admin.post("/drain").0, 401, "no drain without the token");
+    // Probes carry no secret: they tell only alive and ready.
+    assert_eq!(admin.get("/healthz").0, 200);
+    assert_eq!(
+        admin.get("/readyz").0,
+        200,
+        "still ready: the drain was refused"
+    );
     let with_token = admin.with_token("admin-s3cret");
     assert_eq!(with_token.get("/healthz").0, 200);
     let metrics = with_token.metrics();
@@ -210,6 +219,6 @@ fn the_admin_listener_takes_the_token_rule_of_the_endpoint() {
             "acp_connections_refused_total",
             &[("reason", "unauthorized")]
         ),
-        1.0
+        2.0
     );
 }

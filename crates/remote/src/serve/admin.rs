@@ -1,6 +1,7 @@
-//! `serve --admin-listen`: the operator's endpoints on a listener of their own, behind the same
-//! gate as `/acp` (token, origins): `/healthz`, `/readyz`, `/metrics`, `POST /drain`. Knows the
-//! admission (ready or not, draining) and the metrics' text, never a chain.
+//! `serve --admin-listen`: the operator's endpoints on a listener of their own: `/healthz` and
+//! `/readyz` open to probes (they tell only alive and ready), `/metrics` and `POST /drain` behind
+//! the same gate as `/acp` (token, origins). Knows the admission (ready or not, draining) and
+//! the metrics' text, never a chain.
 
 use std::sync::Arc;
 
@@ -13,15 +14,18 @@ use axum::routing::{get, post};
 use super::admission::Admission;
 use super::auth::{self, Gate};
 
-/// The admin endpoints' routes, each request passing `gate` first.
+/// The admin endpoints' routes. The probes pass without the token: a Kubernetes probe (or a
+/// load balancer's health check) cannot carry a secret, and they show nothing but two bits.
 pub(super) fn app(admission: Admission, gate: Arc<Gate>) -> Router {
+    let gated = Router::new()
+        .route("/metrics", get(metrics))
+        .route("/drain", post(drain))
+        .route_layer(axum::middleware::from_fn_with_state(gate, auth::admit));
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        .route("/drain", post(drain))
+        .merge(gated)
         .with_state(admission)
-        .layer(axum::middleware::from_fn_with_state(gate, auth::admit))
 }
 
 /// The process is alive and its runtime answers.
