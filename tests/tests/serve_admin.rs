@@ -222,3 +222,37 @@ fn the_admin_listener_takes_the_token_rule_of_the_endpoint() {
         2.0
     );
 }
+
+#[test]
+fn component_failures_restarts_and_bypasses_are_counted_by_name() {
+    let mut chain = TestChain::new(&binaries!(), "admin-components");
+    chain
+        .add_test_proxy("guard")
+        .setting("on_failure", "\"bypass\"");
+    chain
+        .add_test_proxy("again")
+        .setting("on_failure", "\"restart\"");
+    let server = Server::start(&chain, &["--admin-listen", "127.0.0.1:0"]);
+    let admin = Admin::of(&server);
+    let mut client = Client::new(ws_client::connect(&server.ws_url(), &[]).unwrap());
+    client.initialize();
+    for proxy in ["guard", "again"] {
+        // SAFETY: kill(2) on a process of the test's own chain.
+        unsafe {
+            libc::kill(chain.pid(proxy) as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    let event = |m: &serve::admin::Metrics, component: &str, event: &str| {
+        m.value(
+            "acp_component_events_total",
+            &[("component", component), ("event", event)],
+        )
+    };
+    let metrics = admin.wait_until(|m| {
+        m.text.contains("event=\"bypassed\"") && m.text.contains("event=\"restarted\"")
+    });
+    assert_eq!(event(&metrics, "guard", "failed"), 1.0, "{}", metrics.text);
+    assert_eq!(event(&metrics, "guard", "bypassed"), 1.0);
+    assert_eq!(event(&metrics, "again", "failed"), 1.0);
+    assert_eq!(event(&metrics, "again", "restarted"), 1.0);
+}
