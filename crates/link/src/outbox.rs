@@ -66,12 +66,15 @@ impl Outbox {
         let level = &self.level;
         // Count before handing over, so the writer never subtracts bytes not yet added.
         let queued = level.queued.fetch_add(len, Ordering::SeqCst) + len;
-        if self.tx.send(frame).is_err() {
-            level.queued.fetch_sub(len, Ordering::SeqCst);
-            return Queued::Closed;
-        }
         if let Some(total) = &level.total {
             total.inc_by(len as i64);
+        }
+        if self.tx.send(frame).is_err() {
+            level.queued.fetch_sub(len, Ordering::SeqCst);
+            if let Some(total) = &level.total {
+                total.dec_by(len as i64);
+            }
+            return Queued::Closed;
         }
         if queued <= level.limit {
             return Queued::Flowing;
