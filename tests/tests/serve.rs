@@ -4,6 +4,8 @@
 //! checks (nothing starts when they refuse), the limits, 50 connections at once and the
 //! server's memory after they close.
 
+// The admin and drain helpers of server.rs are for serve_admin.rs and serve_drain.rs.
+#[allow(dead_code)]
 mod serve {
     pub mod http;
     pub mod remote;

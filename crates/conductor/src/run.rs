@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::config::{self, AgentSpec, Config, FailurePolicy, ProxyLaunch};
 use crate::config_watch::ConfigWatch;
-use crate::signals::{HANGUP, StopSignals};
+use crate::signals::{ChainStops, HANGUP, StopSignals};
 use acp_drivers::component::shared::SharedProxies;
 use acp_drivers::driver::{ChainLink, Driver, ReloadRequest};
 use acp_drivers::runtime::MainThread;
@@ -41,6 +41,7 @@ pub async fn run(main: MainThread, config: &Config, mode: ChainMode) -> Finish {
         connect_editor,
         None,
         &SharedProxies::none(),
+        ChainStops::Signals,
         OnHangup::Reload,
     )
     .await
@@ -68,8 +69,9 @@ pub(crate) trait Watcher: Send + 'static {
 }
 
 /// [`run`], with the editor's link made by `editor` (the conductor's stdio, or an
-/// in-memory peer for `doctor --probe`), `watcher`, if any, following the events, and the
-/// proxies in `shared` attached to rather than started (`serve`'s shared proxies).
+/// in-memory peer for `doctor --probe`), `watcher`, if any, following the events, the
+/// proxies in `shared` attached to rather than started (`serve`'s shared proxies), and
+/// `stops` saying when to stop (the signals, or `serve` once it is done draining).
 pub(crate) async fn run_chain(
     main: MainThread,
     config: &Config,
@@ -77,8 +79,9 @@ pub(crate) async fn run_chain(
     editor: impl FnOnce(&Links) -> (Link, LinkDone),
     watcher: Option<Box<dyn Watcher>>,
     shared: &SharedProxies,
+    stops: ChainStops,
 ) -> Finish {
-    run_chain_with(main, config, mode, editor, watcher, shared, OnHangup::Stop).await
+    run_chain_with(main, config, mode, editor, watcher, shared, stops, OnHangup::Stop).await
 }
 
 async fn run_chain_with(
@@ -88,6 +91,7 @@ async fn run_chain_with(
     editor: impl FnOnce(&Links) -> (Link, LinkDone),
     watcher: Option<Box<dyn Watcher>>,
     shared: &SharedProxies,
+    stops: ChainStops,
     on_hangup: OnHangup,
 ) -> Finish {
     let started = tokio::time::Instant::now();
@@ -152,7 +156,14 @@ async fn run_chain_with(
             .then(|| ConfigWatch::start(config))
             .flatten(),
     });
-    let signals = tokio::spawn(forward_signals(events_tx, reload_with));
+    // `run` reloads on SIGHUP; `serve` tells its chains when to stop, and `doctor --probe`
+    // stops on every signal.
+    let signals = match (stops, reload_with) {
+        (ChainStops::Signals, Some(reload)) => {
+            tokio::spawn(forward_signals(events_tx, Some(reload)))
+        }
+        (stops, _) => tokio::spawn(stops.forward(events_tx)),
+    };
 
     let mut router = Driver::new(
         topology,

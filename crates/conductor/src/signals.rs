@@ -1,8 +1,45 @@
 //! The signals that stop the conductor (SIGTERM, SIGINT, SIGHUP), by name: `run` hands each
-//! to its router (but SIGHUP, which reloads its configuration), `serve` stops on the first.
-//! The one place their handlers are installed.
+//! to its router (but SIGHUP, which reloads `run`'s configuration); `serve` drains on the
+//! first and stops on the second, and tells its chains when to stop ([`ChainStops`]). The one
+//! place their handlers are installed.
 
+use acp_link::event::Event;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::{mpsc, watch};
+
+/// What stops one chain: the process's signals (`run`, `doctor --probe`), or whoever runs
+/// the chain (`serve`, which drains first), naming why.
+pub(crate) enum ChainStops {
+    Signals,
+    Told(watch::Receiver<Option<&'static str>>),
+}
+
+impl ChainStops {
+    /// Hands each stop to the chain's router as it comes, as [`Event::Signal`] (a signal may
+    /// come more than once), until the router is gone.
+    pub(crate) async fn forward(self, events: mpsc::Sender<Event>) {
+        match self {
+            ChainStops::Signals => {
+                let Some(mut signals) = StopSignals::install() else {
+                    return;
+                };
+                loop {
+                    let name = signals.next().await;
+                    if events.send(Event::Signal(name)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            ChainStops::Told(mut told) => {
+                let why = match told.wait_for(Option::is_some).await {
+                    Ok(why) => why.expect("waited for Some"),
+                    Err(_) => return,
+                };
+                let _ = events.send(Event::Signal(why)).await;
+            }
+        }
+    }
+}
 
 /// SIGHUP's name: `run` reloads its configuration on it.
 pub(crate) const HANGUP: &str = "SIGHUP";

@@ -13,6 +13,8 @@ struct OutboxLevel {
     queued: AtomicUsize,
     congested: AtomicBool,
     limit: usize,
+    /// `acp_queued_bytes`, every outbox's bytes together, when `serve` counts.
+    total: Option<acp_metrics::Gauge>,
 }
 
 /// The router's handle for sending frames to one peer. Never blocks.
@@ -41,6 +43,7 @@ impl Outbox {
             queued: AtomicUsize::new(0),
             congested: AtomicBool::new(false),
             limit,
+            total: acp_metrics::get().map(|metrics| metrics.queued_bytes.clone()),
         });
         (
             Outbox {
@@ -63,8 +66,14 @@ impl Outbox {
         let level = &self.level;
         // Count before handing over, so the writer never subtracts bytes not yet added.
         let queued = level.queued.fetch_add(len, Ordering::SeqCst) + len;
+        if let Some(total) = &level.total {
+            total.inc_by(len as i64);
+        }
         if self.tx.send(frame).is_err() {
             level.queued.fetch_sub(len, Ordering::SeqCst);
+            if let Some(total) = &level.total {
+                total.dec_by(len as i64);
+            }
             return Queued::Closed;
         }
         if queued <= level.limit {
@@ -105,8 +114,20 @@ impl OutboxReceiver {
 
     /// Accounts for `written` frame bytes; true when a paused sender should be resumed.
     pub(super) fn written(&self, written: usize) -> bool {
+        if let Some(total) = &self.level.total {
+            total.dec_by(written as i64);
+        }
         let left = self.level.queued.fetch_sub(written, Ordering::SeqCst) - written;
         left < self.level.limit / 2 && self.level.congested.swap(false, Ordering::SeqCst)
+    }
+}
+
+impl Drop for OutboxReceiver {
+    /// What was never written no longer counts as queued.
+    fn drop(&mut self) {
+        if let Some(total) = &self.level.total {
+            total.dec_by(self.level.queued.swap(0, Ordering::SeqCst) as i64);
+        }
     }
 }
 

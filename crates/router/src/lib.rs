@@ -301,6 +301,9 @@ pub struct Router<C> {
     skipped: skipped::Skipped,
     /// The record of the frame being routed, in a traced run.
     trace: Option<RouteTrace>,
+    /// Whether component events are handed out as trace points in an untraced run too (for
+    /// a driver that counts them).
+    component_events: bool,
     /// What the chain-up and end-of-run log lines say.
     run_log: run_log::RunLog,
     /// A reload whose new instances are being initialized.
@@ -374,6 +377,7 @@ impl<C: Components> Router<C> {
             opening: admission::Opening::default(),
             skipped: skipped::Skipped::default(),
             trace: None,
+            component_events: false,
             run_log: run_log::RunLog::new(now),
             reloading: None,
             retiring: Vec::new(),

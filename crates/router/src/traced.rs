@@ -1,5 +1,6 @@
 //! The router's trace points: each frame it takes from a link, recorded with where it went
-//! (`mapsTo`, `cancels`), and the component events only it knows. Nothing when tracing is off.
+//! (`mapsTo`, `cancels`), and the component events only it knows. Nothing when tracing is off,
+//! but the component events if the driver counts them.
 
 use bytes::Bytes;
 
@@ -19,6 +20,15 @@ impl<C: Components> Router<C> {
                 trace.link(&mut self.outputs, id, &link.name, link.position);
             }
         }
+        self
+    }
+
+    /// Hands out the component events (failed, restarted, bypassed) as
+    /// [`TracePoint::Component`](crate::trace_record::TracePoint::Component) points even when
+    /// the run is not traced, for a driver that counts them; they are rare, so this costs
+    /// nothing per message.
+    pub fn with_component_events(mut self, on: bool) -> Router<C> {
+        self.component_events = on;
         self
     }
 
@@ -101,6 +111,15 @@ impl<C: Components> Router<C> {
     pub(super) fn trace_component(&mut self, name: &str, event: ComponentEvent, detail: String) {
         if let Some(trace) = &self.trace {
             trace.component(&mut self.outputs, self.now, name, event, detail);
+        } else if self.component_events {
+            self.outputs.push(crate::Output::Trace(
+                crate::trace_record::TracePoint::Component {
+                    at: self.now,
+                    name: name.to_owned(),
+                    event,
+                    detail,
+                },
+            ));
         }
     }
 }

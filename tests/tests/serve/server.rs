@@ -122,25 +122,52 @@ impl Server {
             .expect("VmRSS in /proc status")
     }
 
-    /// Sends SIGTERM and waits for the exit.
-    pub fn stop(&mut self) -> ExitStatus {
+    /// The admin listener's `HOST:PORT`, once `serve --admin-listen` has logged it.
+    pub fn admin_addr(&self) -> String {
+        let marker = "admin endpoints on http://";
+        let stderr = self.stderr();
+        let rest = stderr
+            .split_once(marker)
+            .unwrap_or_else(|| panic!("no admin listener in serve's log:\n{stderr}"))
+            .1;
+        rest.split_whitespace().next().unwrap().to_string()
+    }
+
+    /// Sends SIGTERM.
+    pub fn signal_term(&self) {
         // SAFETY: kill(2) on the child we started and have not reaped.
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
         }
-        let deadline = Instant::now() + patience() * 2;
+    }
+
+    /// Its exit status, once it has exited within `wait`.
+    pub fn exited_within(&mut self, wait: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + wait;
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status;
+                return Some(status);
             }
             if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends SIGTERM (which drains: connections without a turn in flight close at once) and
+    /// waits for the exit.
+    pub fn stop(&mut self) -> ExitStatus {
+        self.signal_term();
+        match self.exited_within(patience() * 2) {
+            Some(status) => status,
+            None => {
                 let _ = self.child.kill();
                 panic!(
                     "serve did not exit after SIGTERM; stderr:\n{}",
                     self.stderr()
                 );
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
@@ -148,7 +175,15 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.stop();
+            // A second SIGTERM stops a drain that waits for a turn in flight.
+            self.signal_term();
+            if self.exited_within(Duration::from_millis(500)).is_none() {
+                self.signal_term();
+            }
+            if self.exited_within(patience() * 2).is_none() {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
         }
         if std::thread::panicking() {
             eprintln!("--- serve stderr ---\n{}", self.stderr());

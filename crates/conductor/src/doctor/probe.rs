@@ -226,6 +226,7 @@ pub(crate) async fn probe(main: MainThread, config: &Config) -> Vec<ComponentPro
         move |links| links.messages(from_editor, to_editor),
         Some(Box::new(shared.clone())),
         &SharedProxies::none(),
+        crate::signals::ChainStops::Signals,
     )
     .await;
     let answer = match tokio::time::timeout(Duration::from_secs(5), editor).await {

@@ -11,10 +11,13 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use acp_remote::serve::{Arrivals, ConnectionId, NewConnection};
+use tokio::sync::watch;
 use tracing::Instrument;
 
+use super::drain::DrainState;
 use crate::config::Config;
 use crate::run;
+use crate::signals::ChainStops;
 use acp_drivers::component::shared::SharedProxies;
 use acp_drivers::runtime::MainThread;
 use acp_router::topology::ChainMode;
@@ -24,20 +27,31 @@ pub(super) struct Runner {
     config: Rc<Config>,
     mode: ChainMode,
     arrivals: Arrivals,
+    /// Says when (and why) every chain left must stop.
+    told: watch::Receiver<Option<&'static str>>,
+    drain: DrainState,
 }
 
 impl Runner {
-    pub(super) fn new(config: Config, mode: ChainMode, arrivals: Arrivals) -> Runner {
+    pub(super) fn new(
+        config: Config,
+        mode: ChainMode,
+        arrivals: Arrivals,
+        told: watch::Receiver<Option<&'static str>>,
+        drain: DrainState,
+    ) -> Runner {
         Runner {
             config: Rc::new(config),
             mode,
             arrivals,
+            told,
+            drain,
         }
     }
 
-    /// Starts the shared proxies, then a chain for each connection until `stop` completes;
-    /// then waits up to `grace` for the running chains to stop (each hears the signal that
-    /// stopped the server, or its client leaving), and stops the shared proxies. Must be
+    /// Starts the shared proxies, then a chain for each connection until `stop` completes
+    /// (the drain is over); then waits up to `grace` for the chains still running to stop
+    /// (each has been told to, or its client left), and stops the shared proxies. Must be
     /// driven inside a `LocalSet` on the main thread.
     pub(super) async fn run(
         mut self,
@@ -53,8 +67,17 @@ impl Runner {
             tokio::select! {
                 connection = self.arrivals.next() => match connection {
                     Some(connection) => {
-                        let chain =
-                            run_chain(main, self.config.clone(), self.mode, connection, shared.clone());
+                        let chain = run_chain(
+                            main,
+                            self.config.clone(),
+                            self.mode,
+                            connection,
+                            Served {
+                                shared: shared.clone(),
+                                told: self.told.clone(),
+                                drain: self.drain.clone(),
+                            },
+                        );
                         tokio::task::spawn_local(chain);
                     }
                     None => break,
@@ -71,12 +94,19 @@ impl Runner {
     }
 }
 
+/// What every chain of this `serve` shares.
+struct Served {
+    shared: Rc<SharedProxies>,
+    told: watch::Receiver<Option<&'static str>>,
+    drain: DrainState,
+}
+
 async fn run_chain(
     main: MainThread,
     config: Rc<Config>,
     mode: ChainMode,
     connection: NewConnection,
-    shared: Rc<SharedProxies>,
+    served: Served,
 ) {
     let NewConnection {
         id,
@@ -86,6 +116,10 @@ async fn run_chain(
     } = connection;
     let config = for_connection(&config, &id);
     let span = tracing::info_span!("connection", id = %id);
+    let counted = acp_metrics::get();
+    if let Some(metrics) = counted {
+        metrics.chains(served.drain.chain_state()).inc();
+    }
     async {
         tracing::info!("client connected: starting its chain");
         let finish = run::run_chain(
@@ -94,13 +128,17 @@ async fn run_chain(
             mode,
             move |links| links.messages(from_client, to_client),
             None,
-            &shared,
+            &served.shared,
+            ChainStops::Told(served.told),
         )
         .await;
         tracing::info!("chain stopped ({finish:?})");
     }
     .instrument(span)
     .await;
+    if let Some(metrics) = counted {
+        metrics.chains(served.drain.chain_state()).dec();
+    }
     drop(admitted);
     // What the chain allocated is free now: hand the heap's free pages back.
     trim_heap();

@@ -1,8 +1,10 @@
 //! `acp-conductor serve`: the chain of a config served to remote editors over ACP's Streamable
 //! HTTP & WebSocket transport (`acp_remote::serve`), one chain per connection, run here
-//! ([`chains`]) by the same path `run` uses. The command line, the runtime, stopping.
+//! ([`chains`]) by the same path `run` uses. The command line, the runtime, the metrics,
+//! stopping ([`drain`]).
 
 mod chains;
+mod drain;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,9 +15,9 @@ use acp_router::topology::ChainMode;
 
 use crate::config::{self, Config, Mode};
 use crate::config::{parse_duration, parse_size};
-use crate::signals::StopSignals;
 use acp_drivers::runtime::{self, MainThread, RuntimeKind};
 use chains::Runner;
+use drain::DrainState;
 
 /// After a signal, how long running chains get to stop before `serve` exits anyway.
 const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -42,6 +44,19 @@ pub struct ServeArgs {
     /// Requests with any other `Origin` header get 403; requests without one pass.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origins: Vec<String>,
+    /// Serve /healthz, /readyz, /metrics and POST /drain on this address (plain HTTP). An
+    /// address that is not loopback requires --token-file, and those requests the token.
+    #[arg(long, value_name = "HOST:PORT")]
+    admin_listen: Option<String>,
+    /// After SIGTERM (or POST /drain), how long connections with a turn in flight get to
+    /// finish it before what is left is answered -32002 and stopped.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    drain_timeout: Duration,
+    /// This replica's name (letters, digits, `_`, `.`): every connection id starts with
+    /// `NAME-`, so a load balancer in front of several replicas can route a Streamable HTTP
+    /// connection's requests by `Acp-Connection-Id` (docs/deploy/).
+    #[arg(long, value_name = "NAME")]
+    replica: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -54,6 +69,8 @@ impl ServeArgs {
             token_file: self.token_file.clone(),
             tls: self.tls_cert.clone().zip(self.tls_key.clone()),
             allow_origins: self.allow_origins.clone(),
+            admin_listen: self.admin_listen.clone(),
+            replica: self.replica.clone(),
             limits: Limits::from(&self.limits),
         }
     }
@@ -110,9 +127,11 @@ pub fn main(args: ServeArgs, log: Option<&str>) -> Result<(), ServeCommandError>
         Mode::Proxy => ChainMode::Proxy,
         Mode::Agent => ChainMode::Agent,
     };
+    acp_metrics::enable().set_component_kinds(component_kinds(&config));
+    let drain_timeout = args.drain_timeout;
     // Chains run on this (the main) thread, inside the local set; see `chains`.
     runtime::run_on_main_thread(RuntimeKind::WorkersAndLocalSet, |main| {
-        serve(main, config, mode, plan)
+        serve(main, config, mode, plan, drain_timeout)
     })
     .map_err(ServeCommandError::Runtime)?
 }
@@ -122,12 +141,19 @@ async fn serve(
     config: Config,
     mode: ChainMode,
     plan: Plan,
+    drain_timeout: Duration,
 ) -> Result<(), ServeCommandError> {
     let file = config.file.clone();
     let (admission, arrivals) = serve::admission(plan.limits().max_connections);
-    let server = Server::listen(plan, admission).await.inspect_err(|error| {
-        tracing::error!("{error}");
-    })?;
+    let server = Server::listen(plan, admission.clone())
+        .await
+        .inspect_err(|error| {
+            tracing::error!("{error}");
+        })?;
+    // Before the line that says serve is up, which tools wait for.
+    if let Some(admin) = server.admin {
+        tracing::info!("admin endpoints on http://{admin} (/healthz /readyz /metrics /drain)");
+    }
     tracing::info!(
         "serving the chain of {} on {}://{}{}",
         file.display(),
@@ -135,13 +161,12 @@ async fn serve(
         server.local,
         protocol::ENDPOINT_PATH
     );
-    let runner = Runner::new(config, mode, arrivals);
-    let signalled = async {
-        let name = stop_signal().await;
-        tracing::info!("{name}: no new connections; stopping the chains");
-        server.stop_accepting();
-    };
-    runner.run(main, signalled, STOP_GRACE).await;
+    let state = DrainState::default();
+    let (stop_chains, told) = tokio::sync::watch::channel(None);
+    let runner = Runner::new(config, mode, arrivals, told, state.clone());
+    let drained = drain::until_drained(admission, state, stop_chains, drain_timeout);
+    runner.run(main, drained, STOP_GRACE).await;
+    server.stop_accepting();
     // Every chain has stopped, so every stream has ended; what is left are idle sockets.
     if !server.closed(STOP_GRACE).await {
         tracing::warn!("connections still open after the chains stopped; exiting anyway");
@@ -149,10 +174,27 @@ async fn serve(
     Ok(())
 }
 
-/// The first of SIGTERM, SIGINT, SIGHUP. Each chain hears it too and stops on its own.
-async fn stop_signal() -> &'static str {
-    match StopSignals::install() {
-        Some(mut signals) => signals.next().await,
-        None => std::future::pending().await,
-    }
+/// The kind of each component by name, for the metrics' `kind` label.
+fn component_kinds(config: &Config) -> std::collections::HashMap<String, &'static str> {
+    use crate::config::{AgentSpec, ProxyLaunch};
+    let proxies = config.proxies.iter().map(|proxy| {
+        let kind = match (&proxy.launch, proxy.shared) {
+            (_, true) => "shared",
+            (ProxyLaunch::Native(_), false) => "native",
+            (ProxyLaunch::Wasm(_), false) => "wasm",
+            (ProxyLaunch::Remote(_), false) => "remote",
+        };
+        (proxy.name.clone(), kind)
+    });
+    let agent = config.agent.iter().map(|agent| {
+        let kind = match agent {
+            AgentSpec::Remote(_) => "remote",
+            AgentSpec::Command(_) | AgentSpec::Builtin { .. } => "native",
+        };
+        (
+            acp_drivers::supervisor::Supervisor::agent_name(config),
+            kind,
+        )
+    });
+    proxies.chain(agent).collect()
 }

@@ -29,6 +29,9 @@ use tokio::sync::mpsc;
 
 use acp_link::event::Event;
 use acp_link::{Link, Queued};
+use acp_metrics::labels::{ComponentEvent, LinkKind};
+use acp_router::LinkEvent;
+use acp_router::trace_record::{ComponentEvent as TracedComponentEvent, TracePoint};
 pub use acp_router::{BridgeEndpoint, BridgeForm, HttpBridgeSession, LaunchKind, Launched};
 use acp_trace::TraceSink;
 use port::Port;
@@ -100,19 +103,29 @@ impl<C: Components> Driver<C> {
         components: C,
         shutdown_grace: Duration,
     ) -> Driver<C> {
-        let mut port = Port::new(components);
+        let kinds = chain.iter().map(|c| link_kind(c.role)).collect();
+        let mut port = Port::new(components, kinds);
+        let metrics = acp_metrics::get();
         let chain = chain
             .into_iter()
-            .map(|c| acp_router::ChainLink {
-                link: port.keep(c.link),
-                name: c.name,
-                role: c.role,
-                dialect: c.dialect,
-                failure: c.failure,
+            .map(|c| {
+                if let Some(metrics) = metrics
+                    && c.role != Role::Editor
+                {
+                    metrics.component(&c.name, ComponentEvent::Started);
+                }
+                acp_router::ChainLink {
+                    link: port.keep(c.link, link_kind(c.role)),
+                    name: c.name,
+                    role: c.role,
+                    dialect: c.dialect,
+                    failure: c.failure,
+                }
             })
             .collect();
         Driver {
-            router: Router::new(topology, chain, port, shutdown_grace, now()),
+            router: Router::new(topology, chain, port, shutdown_grace, now())
+                .with_component_events(metrics.is_some()),
             events,
             trace: None,
             reload_wanted: None,
@@ -221,7 +234,7 @@ impl<C: Components> Driver<C> {
             ReloadStart::Begun { plan, links } => {
                 let started: Vec<acp_link::LinkId> = links
                     .into_iter()
-                    .map(|link| self.router.components().keep(link))
+                    .map(|link| self.router.components().keep(link, LinkKind::Proxy))
                     .collect();
                 if let Err(refused) = self.router.reload(plan, now()) {
                     tracing::warn!("the configuration was not reloaded: {refused}");
@@ -285,7 +298,12 @@ impl<C: Components> Driver<C> {
     /// The core's input for `event`; a shim's new link is kept first.
     fn input(&mut self, event: Event) -> Input {
         match event {
-            Event::Link { link, event } => Input::Link { link, event },
+            Event::Link { link, event } => {
+                if let LinkEvent::Frames(frames) = &event {
+                    self.router.components().handles.read(link, frames);
+                }
+                Input::Link { link, event }
+            }
             Event::Exited {
                 link,
                 reason,
@@ -297,7 +315,9 @@ impl<C: Components> Driver<C> {
                 status,
                 stderr_tail,
             },
-            Event::ShimConnected(link) => Input::ShimConnected(self.router.components().keep(link)),
+            Event::ShimConnected(link) => {
+                Input::ShimConnected(self.router.components().keep(link, LinkKind::McpBridge))
+            }
             Event::Signal(name) => Input::Signal(name),
         }
     }
@@ -316,6 +336,9 @@ impl<C: Components> Driver<C> {
                 Output::Resume(link) => self.router.components().handles.resume(link),
                 Output::Close(link) => self.router.components().handles.close(link),
                 Output::Trace(point) => {
+                    if let TracePoint::Component { name, event, .. } = &point {
+                        count_component_event(name, *event);
+                    }
                     if let Some(trace) = &self.trace {
                         trace.point(point);
                     }
@@ -333,6 +356,36 @@ impl<C: Components> Driver<C> {
             }
         }
     }
+}
+
+/// The kind of peer a chain position's role is, for the metrics.
+fn link_kind(role: Role) -> LinkKind {
+    match role {
+        Role::Editor => LinkKind::Editor,
+        Role::Proxy => LinkKind::Proxy,
+        Role::Agent => LinkKind::Agent,
+        Role::Shim => LinkKind::McpBridge,
+    }
+}
+
+/// Counts a component event the core handed out (a traced run's, or an untraced one's when
+/// metrics are on).
+fn count_component_event(name: &str, event: TracedComponentEvent) {
+    let Some(metrics) = acp_metrics::get() else {
+        return;
+    };
+    let event = match event {
+        TracedComponentEvent::Started => ComponentEvent::Started,
+        TracedComponentEvent::Failed => ComponentEvent::Failed,
+        TracedComponentEvent::Restarted => ComponentEvent::Restarted,
+        TracedComponentEvent::Bypassed => ComponentEvent::Bypassed,
+        // A reload's new instance is counted when it starts; swapping and retiring are the
+        // reload's, which has no family yet.
+        TracedComponentEvent::Exited
+        | TracedComponentEvent::Swapped
+        | TracedComponentEvent::Retired => return,
+    };
+    metrics.component(name, event);
 }
 
 /// The driver's clock: tokio's, so that tests with paused time move the core's timers too.

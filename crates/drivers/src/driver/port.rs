@@ -6,6 +6,7 @@ use bytes::Bytes;
 use super::Components;
 use super::link_handles::LinkHandles;
 use acp_link::{Link, LinkId};
+use acp_metrics::labels::LinkKind;
 use acp_router::topology::Position;
 use acp_router::{BridgeEndpoint, BridgeForm, HttpBridgeSession, Launched, Restarted};
 
@@ -13,20 +14,23 @@ use acp_router::{BridgeEndpoint, BridgeForm, HttpBridgeSession, Launched, Restar
 pub(super) struct Port<C> {
     components: C,
     pub(super) handles: LinkHandles,
+    /// The kind of peer at each chain position, for the metrics of a restart's new link.
+    kinds: Vec<LinkKind>,
 }
 
 impl<C> Port<C> {
-    pub(super) fn new(components: C) -> Port<C> {
+    pub(super) fn new(components: C, kinds: Vec<LinkKind>) -> Port<C> {
         Port {
             components,
             handles: LinkHandles::default(),
+            kinds,
         }
     }
 
     /// Keeps `link`'s handles; the core knows it by the returned id.
-    pub(super) fn keep(&mut self, link: Link) -> LinkId {
+    pub(super) fn keep(&mut self, link: Link, kind: LinkKind) -> LinkId {
         let id = link.id;
-        self.handles.keep(link);
+        self.handles.keep(link, kind);
         id
     }
 
@@ -46,8 +50,9 @@ impl<C: Components> acp_router::Components for Port<C> {
             link,
             initialize_params,
         } = self.components.restart(position);
+        let kind = self.kinds.get(position).copied().unwrap_or(LinkKind::Proxy);
         Restarted {
-            link: self.keep(link),
+            link: self.keep(link, kind),
             initialize_params,
         }
     }

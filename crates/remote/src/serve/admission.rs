@@ -1,10 +1,14 @@
 //! Connections admitted up to the limit and handed over whole: the transports ask for a
-//! place, then hand each admitted connection's ends to whoever runs its chain. Knows no chain.
+//! place, then hand each admitted connection's ends to whoever runs its chain; once draining,
+//! none is admitted. Knows no chain.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use acp_metrics::labels::Refusal;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
 use super::client_link::{FromClient, ToClient};
 use super::ids::ConnectionId;
@@ -30,6 +34,7 @@ pub struct Admission {
     arrivals: mpsc::UnboundedSender<NewConnection>,
     room: Arc<Semaphore>,
     max: usize,
+    draining: watch::Sender<bool>,
 }
 
 /// Where admitted connections arrive, for whoever runs their chains.
@@ -48,24 +53,64 @@ pub fn admission(max: usize) -> (Admission, Arrivals) {
             arrivals,
             room: room.clone(),
             max,
+            draining: watch::Sender::new(false),
         },
         Arrivals { queue, room, max },
     )
 }
 
 impl Admission {
-    /// A place for a new connection's chain; `None` at the connection limit.
-    pub(super) fn admit(&self) -> Option<Admitted> {
+    /// A place for a new connection's chain; refused at the connection limit or while
+    /// draining.
+    pub(super) fn admit(&self) -> Result<Admitted, Refusal> {
+        if self.is_draining() {
+            tracing::info!("refused a connection: draining");
+            count_refusal(Refusal::Draining);
+            return Err(Refusal::Draining);
+        }
         match self.room.clone().try_acquire_owned() {
-            Ok(permit) => Some(Admitted { _place: permit }),
+            Ok(permit) => Ok(Admitted { _place: permit }),
             Err(_) => {
                 tracing::warn!(
                     "refused a connection: {} are being served (--max-connections)",
                     self.max
                 );
-                None
+                count_refusal(Refusal::ConnectionLimit);
+                Err(Refusal::ConnectionLimit)
             }
         }
+    }
+
+    /// Admits no more connections: the open ones go on (each closes once it has no request
+    /// in flight, see `client_link`). True the first time.
+    pub fn drain(&self) -> bool {
+        !self.draining.send_replace(true)
+    }
+
+    pub fn is_draining(&self) -> bool {
+        *self.draining.borrow()
+    }
+
+    /// Changes when draining starts.
+    pub fn draining(&self) -> watch::Receiver<bool> {
+        self.draining.subscribe()
+    }
+
+    /// Connections admitted whose chains have not stopped yet.
+    pub fn open(&self) -> usize {
+        self.max - self.room.available_permits()
+    }
+
+    /// Returns once no admitted connection holds its place (every chain has stopped); for
+    /// a drain, when no more are admitted.
+    pub async fn all_closed(&self) {
+        let everyone = self.room.acquire_many(self.max as u32).await;
+        drop(everyone);
+    }
+
+    /// Whether a new connection would be admitted now: not draining, and below the limit.
+    pub fn ready(&self) -> bool {
+        !self.is_draining() && self.room.available_permits() > 0
     }
 
     /// Hands connection `id` over to have its chain started; false when serving stops.
@@ -84,6 +129,21 @@ impl Admission {
                 admitted,
             })
             .is_ok()
+    }
+}
+
+/// The answer to a request refused a connection: 503, saying why.
+pub(super) fn refused(refusal: Refusal) -> Response {
+    let why = match refusal {
+        Refusal::Draining => "draining: this server takes no new connections\n",
+        _ => "too many connections\n",
+    };
+    (StatusCode::SERVICE_UNAVAILABLE, why).into_response()
+}
+
+fn count_refusal(reason: Refusal) {
+    if let Some(metrics) = acp_metrics::get() {
+        metrics.refused(reason);
     }
 }
 

@@ -5,6 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Arc;
 
+use acp_metrics::labels::Refusal;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -119,12 +120,18 @@ pub(super) async fn admit(State(gate): State<Arc<Gate>>, request: Request, next:
             origin = ?request.headers().get(header::ORIGIN),
             "refused a request from a browser origin that is not allowed (--allow-origin)"
         );
+        if let Some(metrics) = acp_metrics::get() {
+            metrics.refused(Refusal::Origin);
+        }
         return (StatusCode::FORBIDDEN, "origin not allowed\n").into_response();
     }
     if let Some(token) = &gate.token
         && !token.accepts(request.headers())
     {
         tracing::warn!("refused a request without the right bearer token");
+        if let Some(metrics) = acp_metrics::get() {
+            metrics.refused(Refusal::Unauthorized);
+        }
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],

@@ -21,6 +21,13 @@ pub enum ServeError {
          such as 127.0.0.1"
     )]
     NotLoopbackWithoutToken(String),
+    #[error(
+        "--admin-listen {0} is reachable from other machines: give --token-file FILE (the \
+         admin endpoints then need the same bearer token), or listen on a loopback address"
+    )]
+    AdminNotLoopbackWithoutToken(String),
+    #[error("--replica {0}: write 1 to 32 ASCII letters, digits, `_` or `.`")]
+    Replica(String),
     #[error("cannot read the token file {}: {source}", path.display())]
     TokenUnreadable {
         path: PathBuf,

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::client_link::OpenConnection;
 use super::heard::Heard;
 use super::ids::ConnectionId;
 use acp_trace::classify::{Kind, classify};
@@ -249,13 +250,20 @@ impl HttpConnection {
 pub struct Outbound {
     connection: Arc<HttpConnection>,
     registry: Arc<Registry>,
+    /// Counted open until the chain has ended.
+    open: Option<OpenConnection>,
 }
 
 impl Outbound {
-    pub(super) fn new(connection: Arc<HttpConnection>, registry: Arc<Registry>) -> Outbound {
+    pub(super) fn new(
+        connection: Arc<HttpConnection>,
+        registry: Arc<Registry>,
+        open: OpenConnection,
+    ) -> Outbound {
         Outbound {
             connection,
             registry,
+            open: Some(open),
         }
     }
 
@@ -278,6 +286,7 @@ impl Outbound {
     pub(super) fn close(&mut self) {
         self.connection.close();
         self.registry.remove(self.connection.id.as_str());
+        self.open.take();
     }
 }
 
@@ -332,7 +341,11 @@ mod tests {
     }
 
     async fn deliver(connection: &Arc<HttpConnection>, line: &str) {
-        let mut out = Outbound::new(connection.clone(), Arc::new(Registry::default()));
+        let mut out = Outbound::new(
+            connection.clone(),
+            Arc::new(Registry::default()),
+            OpenConnection::counted(acp_metrics::labels::Profile::Http),
+        );
         out.send(Bytes::copy_from_slice(line.as_bytes()))
             .await
             .unwrap();

@@ -19,11 +19,13 @@ use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 
 use super::Served;
-use super::client_link::{FromClient, ToClient};
+use super::admission::refused;
+use super::client_link::{ClientState, FromClient, OpenConnection, ToClient, Way};
 use super::heard::Heard;
 use super::http_connection::{HttpConnection, Outbound, StreamLease};
-use super::ids::ConnectionId;
+use super::in_flight::InFlight;
 use crate::protocol;
+use acp_metrics::labels::Profile;
 use acp_trace::classify::{Kind, classify};
 
 /// How long the opening POST waits for the chain's answer to `initialize` (the chain's own
@@ -132,16 +134,25 @@ pub(super) async fn post(served: &Served, headers: &HeaderMap, body: Bytes) -> R
 /// with the chain's answer. A refused `initialize` leaves no connection behind. For a
 /// `proxy/initialize` (`early`) the headers go first, see the module's comment.
 async fn open(served: &Served, request_id: String, body: Bytes, early: bool) -> Response {
-    let Some(admitted) = served.admission.admit() else {
-        return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
+    let admitted = match served.admission.admit() {
+        Ok(admitted) => admitted,
+        Err(refusal) => return refused(refusal),
     };
-    let id = ConnectionId::random();
+    let id = served.new_id();
     let heard = Heard::new();
-    let (to_chain, from_client) = FromClient::new(id.clone(), heard.clone(), served.limits.idle);
+    let state = ClientState {
+        connection: id.clone(),
+        heard: heard.clone(),
+        in_flight: InFlight::new(),
+    };
+    let (to_chain, from_client) =
+        FromClient::new(&state, served.limits.idle, served.admission.draining());
     let connection = HttpConnection::new(id.clone(), heard, to_chain);
     let answer = connection.answer_opening(&request_id);
     served.http.insert(connection.clone());
-    let to_client = ToClient::Http(Outbound::new(connection.clone(), served.http.clone()));
+    let open = OpenConnection::counted(Profile::Http);
+    let outbound = Outbound::new(connection.clone(), served.http.clone(), open);
+    let to_client = ToClient::new(Way::Http(outbound), &state);
     if !served
         .admission
         .start(admitted, id.clone(), from_client, to_client)

@@ -7,7 +7,9 @@
 //! | `listener.rs` | the address, loopback or not; TLS through rustls |
 //! | `auth.rs` | the bearer token and the allowed browser origins |
 //! | `limits.rs` | connections, message size, idle time |
-//! | `admission.rs` | a place per connection, up to the limit; handing connections over |
+//! | `admission.rs` | a place per connection, up to the limit; draining; handing connections over |
+//! | `in_flight.rs` | a connection's client requests not answered yet; their latency |
+//! | `admin.rs` | `--admin-listen`: `/healthz`, `/readyz`, `/metrics`, `POST /drain` |
 //! | `client_link.rs` | the client's end of a chain's editor link |
 //! | `heard.rs` | when the client was last heard from, for the idle limit |
 //! | `websocket.rs` | the WebSocket profile |
@@ -16,6 +18,7 @@
 //! | `ids.rs` | connection ids and keys from the kernel's random source |
 //! | `error.rs` | why `serve` refuses to start |
 
+mod admin;
 mod admission;
 mod auth;
 mod client_link;
@@ -24,6 +27,7 @@ mod heard;
 mod http_connection;
 mod http_sse;
 mod ids;
+mod in_flight;
 mod limits;
 mod listener;
 mod websocket;
@@ -60,6 +64,14 @@ struct Served {
     admission: Admission,
     http: Arc<Registry>,
     limits: Limits,
+    /// `--replica`: what every connection id starts with.
+    replica: Option<Arc<str>>,
+}
+
+impl Served {
+    fn new_id(&self) -> ConnectionId {
+        ConnectionId::random_after(self.replica.as_deref())
+    }
 }
 
 /// What the command line asks of the transport.
@@ -73,15 +85,23 @@ pub struct Options {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// `--allow-origin`, each a browser origin.
     pub allow_origins: Vec<String>,
+    /// `--admin-listen`: where `/healthz`, `/readyz`, `/metrics` and `/drain` are served, if
+    /// anywhere; under the same token rule as `listen`.
+    pub admin_listen: Option<String>,
+    /// `--replica`: a name every connection id starts with (`NAME-...`), for a load balancer
+    /// that routes by `Acp-Connection-Id`.
+    pub replica: Option<String>,
     pub limits: Limits,
 }
 
 /// Everything `serve` checked before it starts anything.
 pub struct Plan {
     addrs: Vec<SocketAddr>,
+    admin_addrs: Option<Vec<SocketAddr>>,
     gate: Gate,
     tls: Option<Arc<rustls::ServerConfig>>,
     limits: Limits,
+    replica: Option<Arc<str>>,
 }
 
 impl Plan {
@@ -93,6 +113,19 @@ impl Plan {
         if token.is_none() && !listener::all_loopback(&addrs) {
             return Err(ServeError::NotLoopbackWithoutToken(options.listen.clone()));
         }
+        let admin_addrs = options
+            .admin_listen
+            .as_deref()
+            .map(listener::resolve)
+            .transpose()?;
+        if let Some(admin) = &admin_addrs
+            && token.is_none()
+            && !listener::all_loopback(admin)
+        {
+            return Err(ServeError::AdminNotLoopbackWithoutToken(
+                options.admin_listen.clone().unwrap_or_default(),
+            ));
+        }
         let origins = options
             .allow_origins
             .iter()
@@ -101,15 +134,22 @@ impl Plan {
                     .map_err(|_| ServeError::Origin(origin.clone()))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(replica) = &options.replica
+            && !ConnectionId::valid_replica(replica)
+        {
+            return Err(ServeError::Replica(replica.clone()));
+        }
         let tls = match &options.tls {
             Some((cert, key)) => Some(listener::tls_config(cert, key)?),
             None => None,
         };
         Ok(Plan {
             addrs,
+            admin_addrs,
             gate: Gate { token, origins },
             tls,
             limits: options.limits,
+            replica: options.replica.as_deref().map(Arc::from),
         })
     }
 
@@ -123,6 +163,8 @@ pub struct Server {
     /// `http` or `https`.
     pub scheme: &'static str,
     pub local: SocketAddr,
+    /// Where the admin endpoints are served (plain HTTP), with `--admin-listen`.
+    pub admin: Option<SocketAddr>,
     stop: watch::Sender<bool>,
     task: JoinHandle<std::io::Result<()>>,
 }
@@ -140,17 +182,41 @@ impl Server {
         let local = listener
             .local_addr()
             .expect("a bound listener has an address");
+        let gate = Arc::new(plan.gate);
+        let (stop, stop_rx) = watch::channel(false);
+        let stopped = move || {
+            let mut stop_rx = stop_rx.clone();
+            async move {
+                let _ = stop_rx.wait_for(|stop| *stop).await;
+            }
+        };
+        let admin = match &plan.admin_addrs {
+            Some(addrs) => {
+                let admin_listener =
+                    TcpListener::bind(&addrs[..])
+                        .await
+                        .map_err(|source| ListenError::Bind {
+                            addrs: addrs.clone(),
+                            source,
+                        })?;
+                let local = admin_listener
+                    .local_addr()
+                    .expect("a bound listener has an address");
+                let app = admin::app(admission.clone(), gate.clone());
+                let server = axum::serve(admin_listener, app).with_graceful_shutdown(stopped());
+                acp_link::transport::spawn(server.into_future());
+                Some(local)
+            }
+            None => None,
+        };
         let served = Served {
             admission,
             http: Arc::new(Registry::default()),
             limits: plan.limits,
+            replica: plan.replica.clone(),
         };
-        let app = app(served, plan.gate, plan.limits);
-        let (stop, stop_rx) = watch::channel(false);
-        let stopped = async move {
-            let mut stop_rx = stop_rx;
-            let _ = stop_rx.wait_for(|stop| *stop).await;
-        };
+        let app = app(served, gate, plan.limits);
+        let stopped = stopped();
         let (scheme, task) = match plan.tls {
             Some(tls) => {
                 let listener =
@@ -167,12 +233,14 @@ impl Server {
         Ok(Server {
             scheme,
             local,
+            admin,
             stop,
             task,
         })
     }
 
-    /// Takes no new connection; the ones open go on until their chains stop.
+    /// Stops listening (on `/acp` and the admin listener); the connections open go on until
+    /// their chains stop.
     pub fn stop_accepting(&self) {
         let _ = self.stop.send(true);
     }
@@ -183,7 +251,7 @@ impl Server {
     }
 }
 
-fn app(served: Served, gate: Gate, limits: Limits) -> Router {
+fn app(served: Served, gate: Arc<Gate>, limits: Limits) -> Router {
     Router::new()
         .route(
             protocol::ENDPOINT_PATH,
@@ -191,10 +259,7 @@ fn app(served: Served, gate: Gate, limits: Limits) -> Router {
         )
         .with_state(served)
         .layer(DefaultBodyLimit::max(limits.max_message))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(gate),
-            auth::admit,
-        ))
+        .layer(axum::middleware::from_fn_with_state(gate, auth::admit))
 }
 
 async fn on_get(

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
-use axum::http::{HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderValue;
+use axum::response::Response;
 use bytes::Bytes;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
@@ -15,10 +15,13 @@ use tokio::sync::mpsc;
 
 use super::Served;
 use super::admission::Admitted;
-use super::client_link::{FromClient, ToClient};
+use super::admission::refused;
+use super::client_link::{ClientState, FromClient, OpenConnection, ToClient, Way};
 use super::heard::Heard;
 use super::ids::ConnectionId;
+use super::in_flight::InFlight;
 use crate::protocol;
+use acp_metrics::labels::Profile;
 
 /// Messages from the chain queued for the socket's writer before the chain's writer waits.
 const OUTBOUND_QUEUE: usize = 64;
@@ -29,10 +32,11 @@ const CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// Accepts the upgrade (or 503 at the connection limit); the response carries the new
 /// connection's `Acp-Connection-Id`.
 pub(super) fn upgrade(served: &Served, upgrade: WebSocketUpgrade) -> Response {
-    let Some(admitted) = served.admission.admit() else {
-        return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
+    let admitted = match served.admission.admit() {
+        Ok(admitted) => admitted,
+        Err(refusal) => return refused(refusal),
     };
-    let id = ConnectionId::random();
+    let id = served.new_id();
     let header = HeaderValue::from_str(id.as_str()).expect("hex is a valid header value");
     let limits = served.limits;
     let served = served.clone();
@@ -49,15 +53,22 @@ pub(super) fn upgrade(served: &Served, upgrade: WebSocketUpgrade) -> Response {
 
 async fn connection(socket: WebSocket, id: ConnectionId, served: Served, admitted: Admitted) {
     let heard = Heard::new();
-    let (to_chain, from_client) = FromClient::new(id.clone(), heard.clone(), served.limits.idle);
+    let state = ClientState {
+        connection: id.clone(),
+        heard: heard.clone(),
+        in_flight: InFlight::new(),
+    };
+    let (to_chain, from_client) =
+        FromClient::new(&state, served.limits.idle, served.admission.draining());
     let (to_client, from_chain) = mpsc::channel(OUTBOUND_QUEUE);
-    let to_client = ToClient::WebSocket(to_client);
+    let to_client = ToClient::new(Way::WebSocket(to_client), &state);
     if !served
         .admission
         .start(admitted, id.clone(), from_client, to_client)
     {
         return;
     }
+    let _open = OpenConnection::counted(Profile::WebSocket);
     tracing::debug!(connection = %id, "WebSocket connection open");
     let (sink, stream) = socket.split();
     let reader = acp_link::transport::spawn(read_client(stream, to_chain, heard, id.clone()));

@@ -392,6 +392,7 @@ pub struct Spec {
     pub initialized: bool,
     /// Whether the router records trace points (read with [`Chain::trace_points`]).
     pub traced: bool,
+    pub component_events: bool,
 }
 
 impl Spec {
@@ -405,7 +406,14 @@ impl Spec {
             failure: HashMap::new(),
             initialized: true,
             traced: false,
+            component_events: false,
         }
+    }
+
+    /// An untraced run whose driver counts component events: the router hands those out.
+    pub fn counting_component_events(mut self) -> Spec {
+        self.component_events = true;
+        self
     }
 
     /// A traced run: the router hands out trace points.
@@ -471,7 +479,8 @@ impl Spec {
             launched_at: now,
         };
         let mut router = Router::new(topology, chain, components, self.shutdown_grace, now)
-            .with_trace(self.traced);
+            .with_trace(self.traced)
+            .with_component_events(self.component_events);
         if self.initialized {
             router.assume_initialized();
         }

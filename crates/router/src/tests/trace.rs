@@ -65,3 +65,35 @@ fn an_untraced_router_hands_out_no_trace_point() {
     chain.editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#);
     assert!(chain.trace_points().is_empty());
 }
+
+#[test]
+fn an_untraced_router_counting_component_events_hands_out_those_only() {
+    use crate::policy::{FailurePolicy, OnFailure};
+    use crate::trace_record::ComponentEvent;
+    let bypass = FailurePolicy {
+        on_failure: OnFailure::Bypass,
+        ..FailurePolicy::default()
+    };
+    let mut chain = Spec::new(1)
+        .on_failure(1, bypass)
+        .counting_component_events()
+        .start();
+    chain.editor_sends(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#);
+    let p1 = chain.proxy(1).id;
+    chain.exited(p1, "exited with status 2", &[]);
+    let events: Vec<(String, ComponentEvent)> = chain
+        .trace_points()
+        .into_iter()
+        .map(|point| match point {
+            TracePoint::Component { name, event, .. } => (name, event),
+            other => panic!("only component events, not {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("p1".to_string(), ComponentEvent::Failed),
+            ("p1".to_string(), ComponentEvent::Bypassed)
+        ]
+    );
+}
