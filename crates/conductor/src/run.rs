@@ -41,19 +41,19 @@ pub async fn run(main: MainThread, config: &Config, mode: ChainMode) -> Finish {
         connect_editor,
         None,
         &SharedProxies::none(),
-        ChainStops::Signals,
-        OnHangup::Reload,
+        Stopping::SignalsReloadOnHangup,
     )
     .await
 }
 
-/// What SIGHUP does to a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OnHangup {
-    /// It stops, as SIGTERM does (`serve`'s chains, `doctor --probe`).
-    Stop,
-    /// The configuration file is read again and the chain changed to match (`run`).
-    Reload,
+/// What stops a chain, and what SIGHUP does to it.
+enum Stopping {
+    /// `run`: SIGTERM and SIGINT stop it; SIGHUP (like the editor's `_acp-conductor/reload`
+    /// and the watch) has the configuration file read again and the chain changed to match.
+    SignalsReloadOnHangup,
+    /// What the caller says: every signal stops it (`doctor --probe`), or `serve` does once
+    /// it is done draining.
+    Given(ChainStops),
 }
 
 /// How many reload requests may wait for the driver; more SIGHUPs meanwhile wait their turn.
@@ -81,7 +81,16 @@ pub(crate) async fn run_chain(
     shared: &SharedProxies,
     stops: ChainStops,
 ) -> Finish {
-    run_chain_with(main, config, mode, editor, watcher, shared, stops, OnHangup::Stop).await
+    run_chain_with(
+        main,
+        config,
+        mode,
+        editor,
+        watcher,
+        shared,
+        Stopping::Given(stops),
+    )
+    .await
 }
 
 async fn run_chain_with(
@@ -91,8 +100,7 @@ async fn run_chain_with(
     editor: impl FnOnce(&Links) -> (Link, LinkDone),
     watcher: Option<Box<dyn Watcher>>,
     shared: &SharedProxies,
-    stops: ChainStops,
-    on_hangup: OnHangup,
+    stopping: Stopping,
 ) -> Finish {
     let started = tokio::time::Instant::now();
     let settings = &config.conductor;
@@ -146,7 +154,7 @@ async fn run_chain_with(
     // Stopped with the run: `serve` runs many, one after another, in one process.
     let (reload_tx, mut reloads) = mpsc::channel(RELOAD_QUEUE);
     let (wanted_tx, wanted) = mpsc::channel(RELOAD_QUEUE);
-    let reload_with = (on_hangup == OnHangup::Reload).then(|| ReloadSource {
+    let reload_with = matches!(stopping, Stopping::SignalsReloadOnHangup).then(|| ReloadSource {
         running: config.clone(),
         requests: reload_tx,
         wanted,
@@ -158,11 +166,9 @@ async fn run_chain_with(
     });
     // `run` reloads on SIGHUP; `serve` tells its chains when to stop, and `doctor --probe`
     // stops on every signal.
-    let signals = match (stops, reload_with) {
-        (ChainStops::Signals, Some(reload)) => {
-            tokio::spawn(forward_signals(events_tx, Some(reload)))
-        }
-        (stops, _) => tokio::spawn(stops.forward(events_tx)),
+    let signals = match stopping {
+        Stopping::SignalsReloadOnHangup => tokio::spawn(forward_signals(events_tx, reload_with)),
+        Stopping::Given(stops) => tokio::spawn(stops.forward(events_tx)),
     };
 
     let mut router = Driver::new(
