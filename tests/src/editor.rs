@@ -420,11 +420,18 @@ impl Editor {
         assert_eq!(status, 0, "kill({pid}, {signal}) failed");
     }
 
-    /// Waits for the conductor to exit; panics (after killing it) past [`patience`].
+    /// Waits for the conductor to exit, then for the rest of its stderr; panics (after killing
+    /// it) past [`patience`].
     pub fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + self.patience;
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
+                // What it wrote last may still be in the pipe: the reader thread lags behind
+                // the exit on a busy machine, and a test reading stderr next must see it all.
+                let left = deadline.saturating_duration_since(Instant::now());
+                let _ = self
+                    .stderr_closed
+                    .recv_timeout(left.max(Duration::from_secs(1)));
                 return status;
             }
             if Instant::now() >= deadline {
