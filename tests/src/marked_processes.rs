@@ -16,6 +16,10 @@ pub const MARK_VARIABLE: &str = "ACP_INTEROP_MARK";
 
 /// How often the watcher looks at /proc.
 const POLL: Duration = Duration::from_millis(25);
+/// One look in this many reads every process's environment; the others only follow the
+/// children of the marked processes already seen, which takes a few reads, so that a process
+/// living a few hundred milliseconds is not missed while a busy machine slows the full scan.
+const FULL_SCAN_EVERY: usize = 8;
 
 /// A unique mark for one run's processes (`<label>-<pid of the test run>-<count>`).
 pub fn mark(label: &str) -> String {
@@ -26,19 +30,41 @@ pub fn mark(label: &str) -> String {
 
 /// Every running process whose environment holds `MARK_VARIABLE=mark`, with its command line.
 pub fn marked(mark: &str) -> BTreeMap<u32, String> {
-    let wanted = format!("{MARK_VARIABLE}={mark}");
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return BTreeMap::new();
     };
-    entries
+    let pids = entries
         .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|v| v == wanted.as_bytes()))
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok());
+    marked_among(mark, pids)
+}
+
+/// The processes of `pids` whose environment holds `MARK_VARIABLE=mark`, with their command
+/// lines.
+fn marked_among(mark: &str, pids: impl Iterator<Item = u32>) -> BTreeMap<u32, String> {
+    let wanted = format!("{MARK_VARIABLE}={mark}");
+    pids.filter(|&pid| {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|environ| environ.split(|&b| b == 0).any(|v| v == wanted.as_bytes()))
+    })
+    .filter(|&pid| is_running(pid))
+    .map(|pid| (pid, describe(pid)))
+    .collect()
+}
+
+/// The children of `pid`, from each of its threads' `children` file.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_ascii_whitespace()
+                .filter_map(|child| child.parse().ok())
+                .collect::<Vec<u32>>()
         })
-        .filter(|&pid| is_running(pid))
-        .map(|pid| (pid, describe(pid)))
         .collect()
 }
 
@@ -59,8 +85,19 @@ impl MarkedProcesses {
         let watcher = {
             let (mark, seen, stop) = (mark.to_owned(), seen.clone(), stop.clone());
             std::thread::spawn(move || {
+                let mut round = 0;
                 while !stop.load(Ordering::SeqCst) {
-                    let found = marked(&mark);
+                    let found = if round % FULL_SCAN_EVERY == 0 {
+                        marked(&mark)
+                    } else {
+                        let known: Vec<u32> =
+                            seen.lock().expect("seen lock").keys().copied().collect();
+                        let pids = known
+                            .iter()
+                            .flat_map(|&pid| std::iter::once(pid).chain(children(pid)));
+                        marked_among(&mark, pids)
+                    };
+                    round += 1;
                     let mut seen = seen.lock().expect("seen lock");
                     for (pid, command_line) in found {
                         seen.entry(pid).or_default().insert(command_line);
