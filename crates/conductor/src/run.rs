@@ -14,7 +14,7 @@ use crate::signals::{ChainStops, HANGUP, StopSignals};
 use acp_drivers::component::shared::SharedProxies;
 use acp_drivers::driver::{ChainLink, Driver, ReloadRequest};
 use acp_drivers::runtime::MainThread;
-use acp_drivers::supervisor::Supervisor;
+use acp_drivers::supervisor::{ReloadTo, Supervisor};
 use acp_link::event::Event;
 use acp_link::{Link, LinkDone, LinkId, LinkLimits, Links};
 use acp_router::topology::{ChainMode, Topology};
@@ -42,6 +42,7 @@ pub async fn run(main: MainThread, config: &Config, mode: ChainMode) -> Finish {
         None,
         &SharedProxies::none(),
         Stopping::SignalsReloadOnHangup,
+        None,
     )
     .await
 }
@@ -71,7 +72,10 @@ pub(crate) trait Watcher: Send + 'static {
 /// [`run`], with the editor's link made by `editor` (the conductor's stdio, or an
 /// in-memory peer for `doctor --probe`), `watcher`, if any, following the events, the
 /// proxies in `shared` attached to rather than started (`serve`'s shared proxies), and
-/// `stops` saying when to stop (the signals, or `serve` once it is done draining).
+/// `stops` saying when to stop (the signals, or `serve` once it is done draining), and
+/// `reloads`, if given, bringing the configurations to change the chain to (`serve`'s
+/// reloads, with `reload_open`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_chain(
     main: MainThread,
     config: &Config,
@@ -80,6 +84,7 @@ pub(crate) async fn run_chain(
     watcher: Option<Box<dyn Watcher>>,
     shared: &SharedProxies,
     stops: ChainStops,
+    reloads: Option<mpsc::Receiver<ReloadRequest<ReloadTo>>>,
 ) -> Finish {
     run_chain_with(
         main,
@@ -89,10 +94,12 @@ pub(crate) async fn run_chain(
         watcher,
         shared,
         Stopping::Given(stops),
+        reloads,
     )
     .await
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run_chain_with(
     main: MainThread,
     config: &Config,
@@ -101,6 +108,7 @@ async fn run_chain_with(
     watcher: Option<Box<dyn Watcher>>,
     shared: &SharedProxies,
     stopping: Stopping,
+    given_reloads: Option<mpsc::Receiver<ReloadRequest<ReloadTo>>>,
 ) -> Finish {
     let started = tokio::time::Instant::now();
     let settings = &config.conductor;
@@ -152,7 +160,8 @@ async fn run_chain_with(
     }];
     chain.extend(components);
     // Stopped with the run: `serve` runs many, one after another, in one process.
-    let (reload_tx, mut reloads) = mpsc::channel(RELOAD_QUEUE);
+    let (reload_tx, own_reloads) = mpsc::channel(RELOAD_QUEUE);
+    let mut reloads = given_reloads.unwrap_or(own_reloads);
     let (wanted_tx, wanted) = mpsc::channel(RELOAD_QUEUE);
     let reload_with = matches!(stopping, Stopping::SignalsReloadOnHangup).then(|| ReloadSource {
         running: config.clone(),
@@ -314,7 +323,7 @@ fn connect_editor(links: &Links) -> (Link, LinkDone) {
 /// Where a reload reads the configuration from, and where it sends what it read.
 struct ReloadSource {
     running: Config,
-    requests: mpsc::Sender<ReloadRequest<Config>>,
+    requests: mpsc::Sender<ReloadRequest<ReloadTo>>,
     /// The editor's `_acp-conductor/reload` requests, passed on by the driver.
     wanted: mpsc::Receiver<()>,
     /// `watch`: the files whose changes reload.
@@ -339,7 +348,10 @@ impl ReloadSource {
                     watch.follow(&new);
                 }
                 tracing::info!(file = %new.file.display(), "reloading the configuration");
-                ReloadRequest::Apply(new)
+                ReloadRequest::Apply(ReloadTo {
+                    config: new,
+                    shared: SharedProxies::none(),
+                })
             }
             Ok(Err(errors)) => ReloadRequest::Rejected(errors.to_string()),
             Err(error) => ReloadRequest::Rejected(format!("the file could not be read: {error}")),

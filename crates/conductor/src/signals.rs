@@ -1,7 +1,8 @@
 //! The signals that stop the conductor (SIGTERM, SIGINT, SIGHUP), by name: `run` hands each
 //! to its router (but SIGHUP, which reloads `run`'s configuration); `serve` drains on the
-//! first and stops on the second, and tells its chains when to stop ([`ChainStops`]). The one
-//! place their handlers are installed.
+//! first SIGTERM or SIGINT and stops on the second (SIGHUP reloads its configuration), and
+//! tells its chains when to stop ([`ChainStops`]). The one place their stop handlers are
+//! installed.
 
 use acp_link::event::Event;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -41,8 +42,21 @@ impl ChainStops {
     }
 }
 
-/// SIGHUP's name: `run` reloads its configuration on it.
+/// SIGHUP's name: `run` and `serve` reload their configuration on it (`doctor --probe`
+/// stops).
 pub(crate) const HANGUP: &str = "SIGHUP";
+
+/// A handler for SIGHUP alone (`serve`'s reloads); `None`, with a warning, when it cannot be
+/// installed.
+pub(crate) fn hangups() -> Option<Signal> {
+    signal(SignalKind::hangup())
+        .inspect_err(|error| {
+            tracing::warn!(
+                "cannot handle SIGHUP ({error}): the configuration will not reload on it"
+            );
+        })
+        .ok()
+}
 
 pub(crate) struct StopSignals {
     term: Signal,

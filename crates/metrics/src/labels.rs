@@ -22,7 +22,8 @@ label_value!(
     ChainState,
     ComponentEvent,
     LinkKind,
-    Direction
+    Direction,
+    ReloadOutcome
 );
 
 /// The transport profile a connection came in on.
@@ -82,6 +83,33 @@ impl LinkKind {
         LinkKind::Agent,
         LinkKind::McpBridge,
     ];
+}
+
+/// What became of a reload of the configuration (SIGHUP, or a change on disk with `watch`).
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
+pub enum ReloadOutcome {
+    /// The new configuration runs from now on.
+    Applied,
+    /// The file was read again and runs the same chain: nothing happened.
+    Unchanged,
+    /// The file could not be used (read or checked): nothing changed.
+    Rejected,
+}
+
+impl ReloadOutcome {
+    pub const ALL: [ReloadOutcome; 3] = [
+        ReloadOutcome::Applied,
+        ReloadOutcome::Unchanged,
+        ReloadOutcome::Rejected,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReloadOutcome::Applied => "applied",
+            ReloadOutcome::Unchanged => "unchanged",
+            ReloadOutcome::Rejected => "rejected",
+        }
+    }
 }
 
 /// Read by the conductor from a link (`in`) or written by it to one (`out`).
@@ -179,6 +207,11 @@ pub(crate) struct ComponentLabels {
 pub(crate) struct LinkLabels {
     pub(crate) link: LinkKind,
     pub(crate) direction: Direction,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ReloadLabels {
+    pub(crate) outcome: ReloadOutcome,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]

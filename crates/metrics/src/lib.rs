@@ -23,7 +23,7 @@ use prometheus_client::registry::Registry;
 
 use labels::{
     ChainLabels, ChainState, ComponentEvent, ComponentLabels, Direction, LinkKind, LinkLabels,
-    MethodLabels, Profile, ProfileLabels, Refusal, RefusalLabels,
+    MethodLabels, Profile, ProfileLabels, Refusal, RefusalLabels, ReloadLabels, ReloadOutcome,
 };
 pub use method::method_label;
 pub use prometheus_client::metrics::gauge::Gauge;
@@ -50,6 +50,7 @@ pub struct Metrics {
     pub turns_in_flight: Gauge,
     /// 1 while `serve` drains.
     pub draining: Gauge,
+    reloads: Family<ReloadLabels, Counter>,
     links: [LinkMeter; 4],
     component_kinds: OnceLock<HashMap<String, &'static str>>,
 }
@@ -178,6 +179,15 @@ impl Metrics {
             "1 while serve drains (SIGTERM or POST /drain), else 0",
             draining.clone(),
         );
+        let reloads = Family::<ReloadLabels, Counter>::default();
+        registry.register(
+            "reloads",
+            "Reloads of the configuration (SIGHUP, or a change on disk with watch), by outcome",
+            reloads.clone(),
+        );
+        for outcome in ReloadOutcome::ALL {
+            reloads.get_or_create_owned(&ReloadLabels { outcome });
+        }
         for state in [ChainState::Running, ChainState::Draining] {
             chains.get_or_create_owned(&ChainLabels { state });
         }
@@ -205,6 +215,7 @@ impl Metrics {
             links_paused,
             turns_in_flight,
             draining,
+            reloads,
             links,
             component_kinds: OnceLock::new(),
         }
@@ -241,6 +252,11 @@ impl Metrics {
     /// The gauge of chains in `state`.
     pub fn chains(&self, state: ChainState) -> Gauge {
         self.chains.get_or_create_owned(&ChainLabels { state })
+    }
+
+    /// The counter of reloads that ended in `outcome`.
+    pub fn reloads(&self, outcome: ReloadOutcome) -> Counter {
+        self.reloads.get_or_create_owned(&ReloadLabels { outcome })
     }
 
     /// The kind of each component by name (`native`, `wasm`, `remote`, `shared`), from the
@@ -312,7 +328,16 @@ mod tests {
         metrics.link(LinkKind::Agent).read(10);
         metrics.link(LinkKind::Agent).written(4);
         metrics.request_duration("_vendor/free text").observe(0.002);
+        metrics.reloads(ReloadOutcome::Applied).inc();
         let scrape = parsed(&metrics);
+        assert_eq!(
+            value(&scrape, "acp_reloads_total", &[("outcome", "applied")]),
+            1.0
+        );
+        assert_eq!(
+            value(&scrape, "acp_reloads_total", &[("outcome", "rejected")]),
+            0.0
+        );
         let ws = [("profile", "websocket")];
         assert_eq!(value(&scrape, "acp_connections_opened_total", &ws), 1.0);
         assert_eq!(value(&scrape, "acp_connections_open", &ws), 1.0);

@@ -39,6 +39,7 @@ const CONDUCTOR_KEYS: &[&str] = &[
     "redact",
     "mcp_bridge",
     "watch",
+    "reload_open",
 ];
 const AGENT_KEYS: &[&str] = &[
     "command",
@@ -274,6 +275,12 @@ impl Validator<'_, '_, '_> {
             .and_then(|value| self.boolean("watch", value))
         {
             settings.watch = watch;
+        }
+        if let Some(reload_open) = table
+            .get("reload_open")
+            .and_then(|value| self.boolean("reload_open", value))
+        {
+            settings.reload_open = reload_open;
         }
         self.trace_settings(table, &mut settings.trace, scope);
         settings

@@ -227,6 +227,7 @@ pub(crate) async fn probe(main: MainThread, config: &Config) -> Vec<ComponentPro
         Some(Box::new(shared.clone())),
         &SharedProxies::none(),
         crate::signals::ChainStops::Signals,
+        None,
     )
     .await;
     let answer = match tokio::time::timeout(Duration::from_secs(5), editor).await {

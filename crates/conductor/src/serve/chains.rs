@@ -4,27 +4,31 @@
 //! its processes reaped by the same run path `acp-conductor run` uses.
 //!
 //! Proxies with `shared = true` are the exception: started once when serving starts, every
-//! chain attaches to them (`component::shared`), and they stop when serving stops.
+//! chain attaches to them (`component::shared`), and they stop when serving stops. A reload
+//! (`reload.rs`) changes what the next chains start from.
 
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
 use acp_remote::serve::{Arrivals, ConnectionId, NewConnection};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tracing::Instrument;
 
 use super::drain::DrainState;
+use super::reload::{OpenChains, Reloadable};
 use crate::config::Config;
 use crate::run;
 use crate::signals::ChainStops;
 use acp_drivers::component::shared::SharedProxies;
+use acp_drivers::driver::ReloadRequest;
 use acp_drivers::runtime::MainThread;
+use acp_drivers::supervisor::ReloadTo;
 use acp_router::topology::ChainMode;
 
 /// Runs the chains; lives on the main thread.
 pub(super) struct Runner {
-    config: Rc<Config>,
+    config: Config,
     mode: ChainMode,
     arrivals: Arrivals,
     /// Says when (and why) every chain left must stop.
@@ -41,7 +45,7 @@ impl Runner {
         drain: DrainState,
     ) -> Runner {
         Runner {
-            config: Rc::new(config),
+            config,
             mode,
             arrivals,
             told,
@@ -50,38 +54,41 @@ impl Runner {
     }
 
     /// Starts the shared proxies, then a chain for each connection until `stop` completes
-    /// (the drain is over); then waits up to `grace` for the chains still running to stop
-    /// (each has been told to, or its client left), and stops the shared proxies. Must be
-    /// driven inside a `LocalSet` on the main thread.
+    /// (the drain is over), reloading the configuration when asked (`reload`); then waits up
+    /// to `grace` for the chains still running to stop (each has been told to, or its client
+    /// left), and stops the shared proxies. Must be driven inside a `LocalSet` on the main
+    /// thread.
     pub(super) async fn run(
         mut self,
         main: MainThread,
         stop: impl Future<Output = ()>,
         grace: Duration,
     ) {
-        let (shared, hubs) =
-            acp_drivers::supervisor::shared_proxies::start_hubs(main, &self.config);
-        let shared = Rc::new(shared);
+        let mut current = Reloadable::start(main, self.config);
         tokio::pin!(stop);
         loop {
             tokio::select! {
                 connection = self.arrivals.next() => match connection {
                     Some(connection) => {
+                        let reloads = current.open.open(&connection.id);
                         let chain = run_chain(
                             main,
-                            self.config.clone(),
+                            current.config.clone(),
                             self.mode,
                             connection,
                             Served {
-                                shared: shared.clone(),
+                                shared: current.shared.clone(),
                                 told: self.told.clone(),
                                 drain: self.drain.clone(),
+                                open: current.open.clone(),
                             },
+                            reloads,
                         );
                         tokio::task::spawn_local(chain);
                     }
                     None => break,
                 },
+                () = current.asked() => current.reload(main, for_connection).await,
                 () = &mut stop => break,
             }
         }
@@ -90,7 +97,7 @@ impl Runner {
                 "{running} chains still running {grace:?} after the server stopped; leaving them"
             );
         }
-        hubs.stop().await;
+        current.stop().await;
     }
 }
 
@@ -99,6 +106,7 @@ struct Served {
     shared: Rc<SharedProxies>,
     told: watch::Receiver<Option<&'static str>>,
     drain: DrainState,
+    open: OpenChains,
 }
 
 async fn run_chain(
@@ -107,6 +115,7 @@ async fn run_chain(
     mode: ChainMode,
     connection: NewConnection,
     served: Served,
+    reloads: mpsc::Receiver<ReloadRequest<ReloadTo>>,
 ) {
     let NewConnection {
         id,
@@ -130,6 +139,7 @@ async fn run_chain(
             None,
             &served.shared,
             ChainStops::Told(served.told),
+            Some(reloads),
         )
         .await;
         tracing::info!("chain stopped ({finish:?})");
@@ -139,12 +149,14 @@ async fn run_chain(
     if let Some(metrics) = counted {
         metrics.chains(served.drain.chain_state()).dec();
     }
+    served.open.closed(&id);
     drop(admitted);
     // What the chain allocated is free now: hand the heap's free pages back.
     trim_heap();
 }
 
-/// The config as one connection's run uses it: a trace file of its own, named after the
+/// The config as one connection's run uses it (at its start, and after each reload that
+/// changes open chains): a trace file of its own, named after the
 /// connection, so that concurrent chains never write into one file.
 fn for_connection(config: &Config, id: &ConnectionId) -> Config {
     let mut config = config.clone();

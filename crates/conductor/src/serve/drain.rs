@@ -1,4 +1,4 @@
-//! How `serve` ends: the first SIGTERM (or `POST /drain`) drains, no new connection is
+//! How `serve` ends: the first SIGTERM or SIGINT (or `POST /drain`) drains, no new connection is
 //! admitted and each open one closes once its client has no request in flight; after
 //! `--drain-timeout`, or at a second signal, the chains left are told to stop (their pending
 //! requests answered `-32002`). Knows the admission and the chains' stop, not the transport.
@@ -11,7 +11,7 @@ use acp_metrics::labels::ChainState;
 use acp_remote::serve::Admission;
 use tokio::sync::watch;
 
-use crate::signals::StopSignals;
+use crate::signals::{HANGUP, StopSignals};
 
 /// Whether this `serve` drains, shared by the drain and the chains (for the chains gauge);
 /// main thread only.
@@ -82,9 +82,15 @@ pub(super) async fn until_drained(
     stop_chains.send_replace(Some(why));
 }
 
+/// The next signal that stops `serve`: SIGTERM or SIGINT (SIGHUP reloads, `reload.rs`).
 async fn next_signal(signals: &mut Option<StopSignals>) -> &'static str {
-    match signals {
-        Some(signals) => signals.next().await,
-        None => std::future::pending().await,
+    let Some(signals) = signals else {
+        return std::future::pending().await;
+    };
+    loop {
+        let name = signals.next().await;
+        if name != HANGUP {
+            return name;
+        }
     }
 }

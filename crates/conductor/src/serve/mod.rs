@@ -5,6 +5,7 @@
 
 mod chains;
 mod drain;
+mod reload;
 
 use std::path::PathBuf;
 use std::time::Duration;

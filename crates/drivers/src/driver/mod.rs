@@ -350,7 +350,7 @@ impl<C: Components> Driver<C> {
                         .is_some_and(|wanted| wanted.try_send(()).is_ok());
                     if !asked {
                         self.router
-                            .reload_rejected("this conductor does not reload its configuration");
+                            .reload_rejected("this conductor does not reload its configuration at the editor's request");
                     }
                 }
             }

@@ -588,6 +588,9 @@ fn conductor_differences(old: &Config, new: &Config) -> Vec<&'static str> {
     if a.watch != b.watch {
         changed.push("watch");
     }
+    if a.reload_open != b.reload_open {
+        changed.push("reload_open");
+    }
     changed
 }
 

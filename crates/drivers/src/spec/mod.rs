@@ -74,8 +74,12 @@ pub struct ConductorSettings {
     /// How proxy-provided MCP servers reach an agent that does not speak MCP over ACP
     /// (`mcp_bridge`: `auto`, `http`, `stdio`).
     pub mcp_bridge: BridgeForm,
-    /// `watch = true`: `run` reloads when the file, or a file it names, changes on disk.
+    /// `watch = true`: `run` (and `serve`) reloads when the file, or a file it names,
+    /// changes on disk.
     pub watch: bool,
+    /// `reload_open = true`: under `serve`, a reload changes the chains of connections open
+    /// at the time too, not only those opened after it.
+    pub reload_open: bool,
 }
 
 impl Default for ConductorSettings {
@@ -90,6 +94,7 @@ impl Default for ConductorSettings {
             trace: TraceSettings::default(),
             mcp_bridge: BridgeForm::Auto,
             watch: false,
+            reload_open: false,
         }
     }
 }

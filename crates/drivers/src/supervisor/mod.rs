@@ -13,6 +13,8 @@ mod reload;
 pub mod shared_proxies;
 pub mod starter;
 
+pub use reload::ReloadTo;
+
 #[cfg(test)]
 mod tests;
 

@@ -47,10 +47,23 @@ impl Running {
     }
 }
 
-impl Reloading for Supervisor {
-    type Request = Config;
+/// What a chain is reloaded to: the configuration, read and checked, and the shared proxies
+/// its proxies with `shared = true` attach to (`serve`'s, after its own reload; none under
+/// `run`, where every proxy runs once per chain).
+#[derive(Debug)]
+pub struct ReloadTo {
+    pub config: Config,
+    pub shared: SharedProxies,
+}
 
-    fn start_reload(&mut self, new: Config) -> ReloadStart {
+impl Reloading for Supervisor {
+    type Request = ReloadTo;
+
+    fn start_reload(&mut self, request: ReloadTo) -> ReloadStart {
+        let ReloadTo {
+            config: new,
+            shared,
+        } = request;
         let digests = FileDigests::of(&new);
         let diff = diff(
             Side {
@@ -65,7 +78,7 @@ impl Reloading for Supervisor {
         if diff.is_empty() {
             return ReloadStart::Unchanged;
         }
-        let (mut steps, links, started, removed) = self.reload_steps(&new, &diff);
+        let (mut steps, links, started, removed) = self.reload_steps(&new, &diff, &shared);
         let restart_agent = matches!(diff.agent, AgentChange::Changed(_))
             && new.agent_on_reload == OnReload::Restart
             && self
@@ -134,7 +147,7 @@ impl Supervisor {
 
     /// The plan for `diff`: proxies that keep their place are replaced in it; moved ones are
     /// removed and inserted anew; new instances are started now.
-    fn reload_steps(&mut self, new: &Config, diff: &ChainDiff) -> Steps {
+    fn reload_steps(&mut self, new: &Config, diff: &ChainDiff, shared: &SharedProxies) -> Steps {
         let mut steps = Vec::new();
         let mut links = Vec::new();
         let mut started = Vec::new();
@@ -183,7 +196,7 @@ impl Supervisor {
                 ProxyChange::Added { .. } => Ok(()),
                 ProxyChange::Removed { .. } => unreachable!("filtered out above"),
             };
-            let slot = Slot::of_proxy(spec, &SharedProxies::none());
+            let slot = Slot::of_proxy(spec, shared);
             let link = self.start_for_reload(&slot);
             let instance = NewInstance {
                 link: link.id,

@@ -73,6 +73,7 @@ max_line = "1GiB"
 write_timeout = "500ms"
 shutdown_grace = "2m"
 queue_limit = "512KiB"
+reload_open = true
 
 [agent]
 command = "npx"
@@ -119,6 +120,7 @@ shared = true
                 trace: TraceSettings::default(),
                 mcp_bridge: BridgeForm::Auto,
                 watch: false,
+                reload_open: true,
             },
             agent: Some(AgentSpec::Command(CommandSpec {
                 name: "claude".to_owned(),

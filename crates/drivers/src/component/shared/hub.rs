@@ -38,6 +38,8 @@ pub(super) struct Hub<S> {
     write_timeout: Duration,
     /// The instance's input queue is over its limit: take nothing from the chains.
     congested: bool,
+    /// A reload replaced or removed the proxy: the hub ends when no chain is attached.
+    retired: bool,
 }
 
 impl<S: ProxySupervisor> Hub<S> {
@@ -56,10 +58,12 @@ impl<S: ProxySupervisor> Hub<S> {
             attachments: HashMap::new(),
             write_timeout,
             congested: false,
+            retired: false,
         }
     }
 
-    /// Runs until `commands` says stop (or every handle is gone), then stops the instance.
+    /// Runs until `commands` says stop (or every handle is gone), or, once retired, until no
+    /// chain is attached; then stops the instance.
     /// Runs on the main thread: `supervisor` starts children (see `runtime.rs`).
     pub(super) async fn run(
         mut self,
@@ -81,6 +85,7 @@ impl<S: ProxySupervisor> Hub<S> {
                         self.attachments.remove(&connection);
                         self.routes.detach(connection, &mut out);
                     }
+                    Some(Command::Retire) => self.retired = true,
                     None | Some(Command::Stop) => break,
                 },
                 Some(event) = self.events.recv() => self.on_event(event, &mut out),
@@ -89,6 +94,10 @@ impl<S: ProxySupervisor> Hub<S> {
                 }
             }
             self.deliver(out).await;
+            if self.retired && self.attachments.is_empty() {
+                tracing::info!(component = %self.name, "stopping the shared proxy a reload replaced: no chain uses it");
+                break;
+            }
         }
         self.stop().await;
     }

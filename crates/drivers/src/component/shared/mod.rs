@@ -51,6 +51,9 @@ enum Command {
         ended: Ended,
     },
     Detach(Connection),
+    /// A reload replaced or removed the proxy: stop the instance once no chain is attached
+    /// (at once when none is).
+    Retire,
     Stop,
 }
 
@@ -174,7 +177,7 @@ impl SharedProxies {
         let hub = hub::Hub::new(name.to_string(), supervisor, events, write_timeout);
         hubs.tasks
             .push(tokio::task::spawn_local(hub.run(commands_rx, frames_rx)));
-        hubs.commands.push(commands.clone());
+        hubs.running.insert(name.to_string(), commands.clone());
         self.by_name.insert(
             name.to_string(),
             SharedProxy {
@@ -190,23 +193,48 @@ impl SharedProxies {
         self.by_name.get(name)
     }
 
+    /// The handle on `name`, carried over to the set a reload makes.
+    pub fn keep(&mut self, name: &str, proxy: SharedProxy) {
+        self.by_name.insert(name.to_string(), proxy);
+    }
+
+    /// The names of the shared proxies, in no particular order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_name.is_empty()
     }
 }
 
-/// The running hubs of one `serve`'s shared proxies.
+/// The hubs of one `serve`'s shared proxies: the running ones by name, and those a reload
+/// retired, which stop once the chains still attached to them have gone.
 #[derive(Default)]
 pub struct SharedHubs {
     tasks: Vec<tokio::task::JoinHandle<()>>,
-    commands: Vec<mpsc::UnboundedSender<Command>>,
+    running: HashMap<String, mpsc::UnboundedSender<Command>>,
+    /// Retired hubs: only the chains still attached keep them going.
+    retired: Vec<mpsc::WeakUnboundedSender<Command>>,
 }
 
 impl SharedHubs {
-    /// Stops every hub: each closes its instance's input and waits for it to stop (after a
-    /// moment, SIGTERM, then SIGKILL to its process group).
+    /// A reload replaced or removed the shared proxy `name`: its hub takes no new chain
+    /// (the reload's set of proxies no longer holds it), and stops its instance once the
+    /// chains attached to it now have detached (chains opened before the reload, until they
+    /// end or are reloaded themselves).
+    pub fn retire(&mut self, name: &str) {
+        if let Some(commands) = self.running.remove(name) {
+            let _ = commands.send(Command::Retire);
+            self.retired.push(commands.downgrade());
+        }
+    }
+
+    /// Stops every hub, retired ones too: each closes its instance's input and waits for it
+    /// to stop (after a moment, SIGTERM, then SIGKILL to its process group).
     pub async fn stop(self) {
-        for commands in &self.commands {
+        let retired = self.retired.iter().filter_map(|weak| weak.upgrade());
+        for commands in self.running.values().cloned().chain(retired) {
             let _ = commands.send(Command::Stop);
         }
         for task in self.tasks {
