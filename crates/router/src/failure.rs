@@ -204,12 +204,16 @@ impl<C: Components> Router<C> {
         let waiting = self.take_pending(|_| true);
         self.answer_each(waiting, &message, &data);
         self.answer_held(position, &message, &data);
-        self.state = match self.state {
+        self.state = match std::mem::replace(&mut self.state, RunState::Finished(Finish::Failed)) {
             RunState::Running => RunState::Failed(Failure {
                 message,
                 data,
                 ends_at: None,
             }),
+            // A second component failing (under `serve` out of files, every one of a chain
+            // can fail to start at once) changes nothing: the editor is still to hear of the
+            // first.
+            RunState::Failed(first) => RunState::Failed(first),
             _ => RunState::Finished(Finish::Failed),
         };
     }

@@ -45,6 +45,36 @@ fn after_a_failure_later_editor_requests_get_the_same_error() {
 }
 
 #[test]
+fn when_every_component_fails_before_the_editor_asks_it_still_hears_the_first_failure() {
+    // `serve` out of open files: neither the proxy nor the agent can be started, both fail
+    // before the editor's `initialize` is read; the chain waits to answer it.
+    let mut chain = Spec::new(1).awaiting_initialize().start();
+    let (proxy, agent) = (chain.proxy(1).id, chain.agent().id);
+    chain.exited(
+        proxy,
+        "could not start `p`: Too many open files (os error 24)",
+        &[],
+    );
+    chain.exited(
+        agent,
+        "could not start `a`: Too many open files (os error 24)",
+        &[],
+    );
+    assert!(!chain.finished(), "the editor has not been told");
+    chain
+        .editor
+        .send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+    let answer = chain.editor.recv();
+    assert_eq!(answer["id"], 0);
+    assert_eq!(answer["error"]["code"], -32001);
+    assert_eq!(
+        answer["error"]["message"],
+        "proxy `p1` could not start `p`: Too many open files (os error 24)"
+    );
+    assert_eq!(chain.finish(), Finish::Failed);
+}
+
+#[test]
 fn requests_a_proxy_made_toward_the_editor_are_answered_when_a_component_fails() {
     let mut chain = Spec::new(1).start();
     chain
