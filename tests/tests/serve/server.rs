@@ -42,8 +42,14 @@ impl Server {
     }
 
     fn start_with(conductor: &Path, args: &[String]) -> Server {
-        let mut child = Command::new(conductor)
-            .args(args)
+        let mut command = Command::new(conductor);
+        command.args(args);
+        Server::start_command(command)
+    }
+
+    /// `serve` as `command` says (its arguments, and whatever else the test sets on it).
+    pub fn start_command(mut command: Command) -> Server {
+        let mut child = command
             .env("ACP_CONDUCTOR_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

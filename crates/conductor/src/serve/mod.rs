@@ -5,6 +5,7 @@
 
 mod chains;
 mod drain;
+mod file_limit;
 mod reload;
 
 use std::path::PathBuf;
@@ -129,6 +130,7 @@ pub fn main(args: ServeArgs, log: Option<&str>) -> Result<(), ServeCommandError>
         Mode::Agent => ChainMode::Agent,
     };
     acp_metrics::enable().set_component_kinds(component_kinds(&config));
+    check_file_limit(&config, args.limits.max_connections);
     let drain_timeout = args.drain_timeout;
     // Chains run on this (the main) thread, inside the local set; see `chains`.
     runtime::run_on_main_thread(RuntimeKind::WorkersAndLocalSet, |main| {
@@ -173,6 +175,36 @@ async fn serve(
         tracing::warn!("connections still open after the chains stopped; exiting anyway");
     }
     Ok(())
+}
+
+/// Raises the open-file limit, and warns when `--max-connections` chains of `config` would
+/// not fit in it (each holds pipes to its processes).
+fn check_file_limit(config: &Config, max_connections: u16) {
+    use crate::config::{AgentSpec, ProxyLaunch};
+    let Some(files) = file_limit::raise() else {
+        return;
+    };
+    let proxies = config
+        .proxies
+        .iter()
+        .filter(|p| !p.shared && matches!(p.launch, ProxyLaunch::Native(_)))
+        .count();
+    let agent = usize::from(matches!(
+        config.agent,
+        Some(AgentSpec::Command(_) | AgentSpec::Builtin { .. })
+    ));
+    let processes = (proxies + agent) as u64;
+    if processes == 0 {
+        return;
+    }
+    let fit = file_limit::connections_within(files, processes);
+    if fit < u64::from(max_connections) {
+        tracing::warn!(
+            "the open-file limit ({files}) fits about {fit} connections of {processes} processes \
+             each, fewer than --max-connections ({max_connections}): raise it (`ulimit -n`, \
+             LimitNOFILE=) or lower --max-connections (docs/operations.md#sizing)"
+        );
+    }
 }
 
 /// The kind of each component by name, for the metrics' `kind` label.
