@@ -315,6 +315,23 @@ impl TestChain {
             .collect()
     }
 
+    /// Whether component `name` received a prompt whose text contains `text` (plain, or
+    /// wrapped in `proxy/successor` for a proxy's successor); none did when no instance of
+    /// it has started yet.
+    pub fn saw_prompt(&self, name: &str, text: &str) -> bool {
+        if !self.file(name, "record").exists() {
+            return false;
+        }
+        self.received(name).iter().any(|m| {
+            let params = if m["method"] == "proxy/successor" {
+                &m["params"]["params"]
+            } else {
+                &m["params"]
+            };
+            params["prompt"].to_string().contains(text)
+        })
+    }
+
     /// The response test-proxy `name` got from its successor for `initialize`.
     pub fn init_response(&self, name: &str) -> Value {
         let path = self.file(name, "init");

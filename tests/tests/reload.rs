@@ -43,19 +43,6 @@ fn session_news(chain: &TestChain, name: &str) -> usize {
         .count()
 }
 
-/// Whether component `name` received a prompt whose text contains `text` (plain, or wrapped
-/// in `proxy/successor` for a proxy's successor).
-fn saw_prompt(chain: &TestChain, name: &str, text: &str) -> bool {
-    chain.received(name).iter().any(|m| {
-        let params = if m["method"] == "proxy/successor" {
-            &m["params"]["params"]
-        } else {
-            &m["params"]
-        };
-        params["prompt"].to_string().contains(text)
-    })
-}
-
 /// Two test-proxies `p1`, `p2` before the test-agent, initialized, with a session open.
 fn open_chain(label: &str) -> (TestChain, Editor, String) {
     let binaries = binaries!();
@@ -108,9 +95,9 @@ fn sighup_replaces_adds_and_removes_proxies_and_the_session_goes_on() {
         "{:?}",
         after.response
     );
-    assert!(saw_prompt(&chain, "p3", "after the reload"));
-    assert!(!saw_prompt(&chain, "p2", "after the reload"));
-    assert!(saw_prompt(&chain, AGENT, "after the reload"));
+    assert!(chain.saw_prompt("p3", "after the reload"));
+    assert!(!chain.saw_prompt("p2", "after the reload"));
+    assert!(chain.saw_prompt(AGENT, "after the reload"));
     // The agent kept its process and saw one session/new; p1 is a new process, p2 is gone.
     assert_eq!(chain.pid(AGENT), agent);
     assert_eq!(session_news(&chain, AGENT), 1);
@@ -137,7 +124,7 @@ fn a_replaced_context_proxy_learns_the_open_session_without_the_agent_seeing_it_
         "{:?}",
         first.response
     );
-    assert!(saw_prompt(&chain, AGENT, "Rule before the reload"));
+    assert!(chain.saw_prompt(AGENT, "Rule before the reload"));
 
     chain.proxies[0].args = vec!["--rule".into(), "Rule after the reload".into()];
     chain.write_config();
@@ -155,7 +142,7 @@ fn a_replaced_context_proxy_learns_the_open_session_without_the_agent_seeing_it_
         "{:?}",
         second.response
     );
-    assert!(saw_prompt(&chain, AGENT, "Rule after the reload"));
+    assert!(chain.saw_prompt(AGENT, "Rule after the reload"));
     assert_eq!(session_news(&chain, AGENT), 1);
     let third = editor.prompt(&session, "third question");
     assert!(
@@ -189,9 +176,7 @@ fn a_prompt_in_flight_during_a_reload_completes() {
         "session/prompt",
         json!({"sessionId": session, "prompt": [{"type": "text", "text": "hang"}]}),
     );
-    eventually("the agent has the turn", || {
-        saw_prompt(&chain, AGENT, "hang")
-    });
+    eventually("the agent has the turn", || chain.saw_prompt(AGENT, "hang"));
     chain.proxies[0].args(&["--envelope-meta", "{\"reloaded\":true}"]);
     chain.write_config();
     editor.signal(libc::SIGHUP);
@@ -233,8 +218,8 @@ fn the_editor_asks_for_a_reload_and_hears_what_changed() {
         "{:?}",
         after.response
     );
-    assert!(!saw_prompt(&chain, "p1", "after the reload"));
-    assert!(saw_prompt(&chain, "p2", "after the reload"));
+    assert!(!chain.saw_prompt("p1", "after the reload"));
+    assert!(chain.saw_prompt("p2", "after the reload"));
     // Unchanged: answered with no change.
     let again = editor.request("_acp-conductor/reload", json!({}));
     assert_eq!(again.response["result"], json!({"changes": []}));

@@ -55,22 +55,6 @@ fn logged(server: &Server, text: &str, times: usize) -> String {
     }
 }
 
-/// Whether component `name` received a prompt whose text contains `text` (none did when no
-/// instance of it has started yet).
-fn saw_prompt(chain: &TestChain, name: &str, text: &str) -> bool {
-    if !chain.file(name, "record").exists() {
-        return false;
-    }
-    chain.received(name).iter().any(|m| {
-        let params = if m["method"] == "proxy/successor" {
-            &m["params"]["params"]
-        } else {
-            &m["params"]
-        };
-        params["prompt"].to_string().contains(text)
-    })
-}
-
 fn count_method(chain: &TestChain, name: &str, method: &str) -> usize {
     chain
         .received(name)
@@ -140,13 +124,13 @@ fn an_open_connection_keeps_its_chain_and_a_new_connection_gets_the_new_one() {
 
     // The open connection's chain is the one it started with: no p2.
     prompted(&mut open, &session, "open, after the reload");
-    assert!(saw_prompt(&chain, AGENT, "open, after the reload"));
-    assert!(!saw_prompt(&chain, "p2", "open, after the reload"));
+    assert!(chain.saw_prompt(AGENT, "open, after the reload"));
+    assert!(!chain.saw_prompt("p2", "open, after the reload"));
     // A new connection (the other profile) runs the new chain.
     let mut fresh = Client::new(HttpRemote::new(&server.http_url(), &[]));
     open_session(&mut fresh, "a new connection");
-    assert!(saw_prompt(&chain, "p2", "a new connection"));
-    assert!(saw_prompt(&chain, AGENT, "a new connection"));
+    assert!(chain.saw_prompt("p2", "a new connection"));
+    assert!(chain.saw_prompt(AGENT, "a new connection"));
 
     // An invalid edit changes nothing: serve goes on, both chains work.
     std::fs::write(chain.config_path(), "[[proxy]]\nname = \n").expect("write the config");
@@ -154,7 +138,7 @@ fn an_open_connection_keeps_its_chain_and_a_new_connection_gets_the_new_one() {
     logged(&server, "the configuration was not reloaded", 1);
     assert_eq!(reloads(&admin, "rejected"), 1.0);
     prompted(&mut open, &session, "open, after the invalid edit");
-    assert!(saw_prompt(&chain, AGENT, "open, after the invalid edit"));
+    assert!(chain.saw_prompt(AGENT, "open, after the invalid edit"));
     // An unchanged file is no reload.
     chain.write_config();
     hangup(&server);
@@ -212,8 +196,8 @@ fn with_reload_open_open_chains_change_too_and_a_shared_proxy_is_replaced_once()
     prompted(&mut first, &first_session, "first, after");
     prompted(&mut second, &second_session, "second, after");
     for text in ["first, after", "second, after"] {
-        assert!(saw_prompt(&chain, "p2", text), "{text} crossed p2");
-        assert!(saw_prompt(&chain, AGENT, text));
+        assert!(chain.saw_prompt("p2", text), "{text} crossed p2");
+        assert!(chain.saw_prompt(AGENT, text));
     }
     // One new guard for both chains, introduced to both open sessions; the agents never saw
     // a session begin again; the old guard stops once no chain uses it.
@@ -236,7 +220,7 @@ fn with_reload_open_open_chains_change_too_and_a_shared_proxy_is_replaced_once()
     // A new connection attaches to the same new guard.
     let mut third = ws(&server);
     open_session(&mut third, "third, new");
-    assert!(saw_prompt(&chain, "p2", "third, new"));
+    assert!(chain.saw_prompt("p2", "third, new"));
     assert_eq!(chain.pid("guard"), new_guard);
     assert!(is_running(new_guard));
 
@@ -253,7 +237,7 @@ fn with_reload_open_open_chains_change_too_and_a_shared_proxy_is_replaced_once()
         );
     }
     prompted(&mut first, &first_session, "first, after the invalid edit");
-    assert!(saw_prompt(&chain, "p2", "first, after the invalid edit"));
+    assert!(chain.saw_prompt("p2", "first, after the invalid edit"));
     for client in [&mut first, &mut second, &mut third] {
         client.remote.close();
     }
