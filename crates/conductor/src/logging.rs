@@ -8,6 +8,11 @@
 //! each line itself (`component::stderr_relay`): escaping again would turn the colours kept
 //! for a terminal into literal `\x1b[31m` text.
 //!
+//! A directive for `acp_conductor` covers the library crates the conductor is built from too
+//! (`acp_router`, `acp_drivers`, ...), unless the filter names them: they were modules of
+//! `acp_conductor` before the crates were split by layer, and `--log acp_conductor=debug` is
+//! how users ask for the conductor's debug logs.
+//!
 //! `wasmtime_wasi` stays at `warn` unless the filter names it: it wraps every WASI preview 1
 //! call of a guest in an INFO span with its arguments formatted (`#[instrument]`), several per
 //! message, and at `info` making those spans was a fifth of the conductor's CPU with three
@@ -21,7 +26,7 @@ use tracing_subscriber::{EnvFilter, Layer};
 use acp_drivers::component::stderr_relay::{self, stderr_is_terminal};
 
 pub fn init(flag: Option<&str>, default: &str) {
-    let spec = filter_spec(flag, default);
+    let spec = with_own_crates(&filter_spec(flag, default));
     let env_filter = || {
         let filter = EnvFilter::try_new(&spec).unwrap_or_else(|_| EnvFilter::new(default));
         quiet_wasi(filter, &spec)
@@ -57,6 +62,39 @@ fn quiet_wasi(filter: EnvFilter, spec: &str) -> EnvFilter {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     }
+}
+
+/// The crates of this workspace whose events are the conductor's own.
+const OWN_CRATES: &[&str] = &[
+    "acp_wire",
+    "acp_router",
+    "acp_link",
+    "acp_trace",
+    "acp_trace_view",
+    "acp_metrics",
+    "acp_remote",
+    "acp_drivers",
+];
+
+/// `spec` with each directive for the `acp_conductor` target (the whole crate, not one of its
+/// modules) repeated for every crate of [`OWN_CRATES`] the spec does not name.
+fn with_own_crates(spec: &str) -> String {
+    let named = |krate: &str| {
+        spec.split(',').any(|directive| {
+            let target = directive.split('=').next().unwrap_or("").trim();
+            target == krate || target.starts_with(&format!("{krate}::"))
+        })
+    };
+    let mut directives: Vec<String> = spec.split(',').map(str::to_owned).collect();
+    for directive in spec.split(',') {
+        let Some(level) = directive.trim().strip_prefix("acp_conductor=") else {
+            continue;
+        };
+        for krate in OWN_CRATES.iter().filter(|krate| !named(krate)) {
+            directives.push(format!("{krate}={level}"));
+        }
+    }
+    directives.join(",")
 }
 
 /// The filter a command uses: `--log`, then `ACP_CONDUCTOR_LOG`, then `RUST_LOG`, then `default`.
@@ -107,6 +145,29 @@ mod tests {
             );
         }
         assert!(span_enabled("info", "acp_conductor::run", Level::INFO));
+    }
+
+    #[test]
+    fn a_directive_for_the_conductor_covers_its_library_crates() {
+        let spec = with_own_crates("info,acp_conductor=debug");
+        assert!(spec.contains("acp_drivers=debug"), "{spec}");
+        assert!(spec.contains("acp_router=debug"), "{spec}");
+        let filter = EnvFilter::new(&spec);
+        let subscriber = tracing_subscriber::registry().with(filter);
+        tracing::subscriber::with_default(subscriber, || {
+            assert!(tracing::enabled!(target: "acp_drivers::supervisor", Level::DEBUG));
+            assert!(!tracing::enabled!(target: "hyper::proto", Level::DEBUG));
+        });
+        // A crate the filter names keeps what it says; a module of the conductor widens
+        // nothing; a filter without the conductor is left as it is.
+        let spec = with_own_crates("acp_conductor=trace,acp_router=warn");
+        assert!(!spec.contains("acp_router=trace"), "{spec}");
+        assert!(spec.contains("acp_drivers=trace"), "{spec}");
+        assert_eq!(
+            with_own_crates("acp_conductor::run=debug"),
+            "acp_conductor::run=debug"
+        );
+        assert_eq!(with_own_crates("debug"), "debug");
     }
 
     #[test]
