@@ -2,7 +2,8 @@
 //! configuration read again; a connection open at the time keeps its chain while a new one
 //! gets the new chain; with `reload_open = true` the open connections' chains change too, a
 //! changed shared proxy gets one new instance for every chain and the old one stops; an
-//! invalid edit changes nothing and serve goes on; the reloads are counted in /metrics.
+//! invalid edit changes nothing and serve goes on; the reloads are counted in /metrics; with
+//! `watch`, an edit on disk reloads without a signal.
 
 // Shared with serve.rs, which uses all of it.
 #[allow(dead_code)]
@@ -244,4 +245,29 @@ fn with_reload_open_open_chains_change_too_and_a_shared_proxy_is_replaced_once()
     let mut server = server;
     assert!(server.stop().success(), "{}", server.stderr());
     assert_eq!(wait_until_gone(&[new_guard], patience()), Vec::<u32>::new());
+}
+
+#[test]
+fn with_watch_an_edit_on_disk_reloads_serve() {
+    let binaries = binaries!();
+    let mut chain = TestChain::new(&binaries, "serve-reload-watch");
+    chain.conductor_setting("watch", "true");
+    chain.add_test_proxy("p1");
+    let server = Server::start(&chain, &[]);
+    let mut open = ws(&server);
+    open_session(&mut open, "before the edit");
+
+    chain.add_test_proxy("p2");
+    chain.write_config();
+    logged(
+        &server,
+        "configuration reloaded: kept `p1`; added `p2` at 1; kept the agent; new connections \
+         run the new chain; the open one keeps its own",
+        1,
+    );
+    let mut fresh = ws(&server);
+    open_session(&mut fresh, "after the edit");
+    assert!(chain.saw_prompt("p2", "after the edit"));
+    open.remote.close();
+    fresh.remote.close();
 }
