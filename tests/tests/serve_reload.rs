@@ -2,7 +2,8 @@
 //! configuration read again; a connection open at the time keeps its chain while a new one
 //! gets the new chain; with `reload_open = true` the open connections' chains change too, a
 //! changed shared proxy gets one new instance for every chain and the old one stops; an
-//! invalid edit changes nothing and serve goes on; the reloads are counted in /metrics; with
+//! invalid edit changes nothing and serve goes on; `POST /reload` on the admin listener
+//! answers with what came of it; the reloads are counted in /metrics; with
 //! `watch`, an edit on disk reloads without a signal.
 
 // Shared with serve.rs, which uses all of it.
@@ -150,6 +151,26 @@ fn an_open_connection_keeps_its_chain_and_a_new_connection_gets_the_new_one() {
     );
     assert_eq!(reloads(&admin, "unchanged"), 1.0);
     assert_eq!(reloads(&admin, "applied"), 1.0);
+
+    // The operator's `POST /reload` on the admin listener answers with what came of it.
+    std::fs::write(chain.config_path(), "[[proxy]]\nname = \n").expect("write the config");
+    let (status, body) = admin.post("/reload");
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body.contains("not reloaded:") && body.contains("conductor.toml"),
+        "{body}"
+    );
+    chain.proxies.remove(1);
+    chain.write_config();
+    let (status, body) = admin.post("/reload");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with("reloaded:\n"), "{body}");
+    assert!(body.contains("removed `p2`"), "{body}");
+    assert!(body.contains("the 2 open ones keep theirs"), "{body}");
+    assert_eq!(admin.post("/reload"), (200, "unchanged\n".to_owned()));
+    assert_eq!(reloads(&admin, "applied"), 2.0);
+    assert_eq!(reloads(&admin, "rejected"), 2.0);
+    assert_eq!(reloads(&admin, "unchanged"), 2.0);
     open.remote.close();
     fresh.remote.close();
     let mut server = server;

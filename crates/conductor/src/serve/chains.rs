@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use acp_remote::serve::{Arrivals, ConnectionId, NewConnection};
+use acp_remote::serve::{Arrivals, ConnectionId, NewConnection, ReloadAsks};
 use tokio::sync::{mpsc, watch};
 use tracing::Instrument;
 
@@ -31,6 +31,8 @@ pub(super) struct Runner {
     config: Config,
     mode: ChainMode,
     arrivals: Arrivals,
+    /// `POST /reload` on the admin listener.
+    reload_asks: ReloadAsks,
     /// Says when (and why) every chain left must stop.
     told: watch::Receiver<Option<&'static str>>,
     drain: DrainState,
@@ -41,6 +43,7 @@ impl Runner {
         config: Config,
         mode: ChainMode,
         arrivals: Arrivals,
+        reload_asks: ReloadAsks,
         told: watch::Receiver<Option<&'static str>>,
         drain: DrainState,
     ) -> Runner {
@@ -48,6 +51,7 @@ impl Runner {
             config,
             mode,
             arrivals,
+            reload_asks,
             told,
             drain,
         }
@@ -64,7 +68,7 @@ impl Runner {
         stop: impl Future<Output = ()>,
         grace: Duration,
     ) {
-        let mut current = Reloadable::start(main, self.config);
+        let mut current = Reloadable::start(main, self.config, self.reload_asks);
         tokio::pin!(stop);
         loop {
             tokio::select! {
@@ -88,7 +92,12 @@ impl Runner {
                     }
                     None => break,
                 },
-                () = current.asked() => current.reload(main, for_connection).await,
+                ask = current.asked() => {
+                    let answer = current.reload(main, for_connection).await;
+                    if let Some(ask) = ask {
+                        ask.answer(answer);
+                    }
+                }
                 () = &mut stop => break,
             }
         }

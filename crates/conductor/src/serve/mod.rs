@@ -148,14 +148,17 @@ async fn serve(
 ) -> Result<(), ServeCommandError> {
     let file = config.file.clone();
     let (admission, arrivals) = serve::admission(plan.limits().max_connections);
-    let server = Server::listen(plan, admission.clone())
+    let (reload_asker, reload_asks) = serve::reload_asks();
+    let server = Server::listen(plan, admission.clone(), reload_asker)
         .await
         .inspect_err(|error| {
             tracing::error!("{error}");
         })?;
     // Before the line that says serve is up, which tools wait for.
     if let Some(admin) = server.admin {
-        tracing::info!("admin endpoints on http://{admin} (/healthz /readyz /metrics /drain)");
+        tracing::info!(
+            "admin endpoints on http://{admin} (/healthz /readyz /metrics /drain /reload)"
+        );
     }
     tracing::info!(
         "serving the chain of {} on {}://{}{}",
@@ -166,7 +169,7 @@ async fn serve(
     );
     let state = DrainState::default();
     let (stop_chains, told) = tokio::sync::watch::channel(None);
-    let runner = Runner::new(config, mode, arrivals, told, state.clone());
+    let runner = Runner::new(config, mode, arrivals, reload_asks, told, state.clone());
     let drained = drain::until_drained(admission, state, stop_chains, drain_timeout);
     runner.run(main, drained, STOP_GRACE).await;
     server.stop_accepting();

@@ -1,5 +1,5 @@
-//! `serve`'s reload: SIGHUP (and, with `watch`, a change on disk) has the configuration read
-//! again and checked as `check` does. Connections opened from then on run the new chain; with
+//! `serve`'s reload: SIGHUP, `POST /reload` on the admin listener (and, with `watch`, a change
+//! on disk) has the configuration read again and checked as `check` does. Connections opened from then on run the new chain; with
 //! `reload_open` each open connection's chain is changed to it too, as `run` changes its one
 //! chain. Shared proxies are reloaded once, for every chain. Knows configurations, the shared
 //! proxies' hubs and the open chains' reload channels; never a message.
@@ -11,11 +11,11 @@ use std::rc::Rc;
 use acp_drivers::component::shared::{SharedHubs, SharedProxies};
 use acp_drivers::driver::ReloadRequest;
 use acp_drivers::runtime::MainThread;
-use acp_drivers::spec::diff::{ChainDiff, FileDigests, Side, diff};
+use acp_drivers::spec::diff::{FileDigests, Side, diff};
 use acp_drivers::supervisor::ReloadTo;
 use acp_drivers::supervisor::shared_proxies::reload_hubs;
 use acp_metrics::labels::ReloadOutcome;
-use acp_remote::serve::ConnectionId;
+use acp_remote::serve::{ConnectionId, ReloadAnswer, ReloadAsk, ReloadAsks};
 use tokio::signal::unix::Signal;
 use tokio::sync::mpsc;
 
@@ -25,25 +25,32 @@ use crate::config_watch::ConfigWatch;
 /// Reloads one open chain may have waiting; more are refused with a warning.
 const CHAIN_RELOAD_QUEUE: usize = 4;
 
-/// What asks `serve` to reload: SIGHUP, and the watched files when `watch` is on.
+/// What asks `serve` to reload: SIGHUP, `POST /reload`, and the watched files when `watch`
+/// is on.
 pub(super) struct Triggers {
     hangup: Option<Signal>,
+    asks: Option<ReloadAsks>,
     watch: Option<ConfigWatch>,
 }
 
 impl Triggers {
-    pub(super) fn install(config: &Config) -> Triggers {
+    pub(super) fn install(config: &Config, asks: ReloadAsks) -> Triggers {
         let hangup = crate::signals::hangups();
         let watch = config
             .conductor
             .watch
             .then(|| ConfigWatch::start(config))
             .flatten();
-        Triggers { hangup, watch }
+        Triggers {
+            hangup,
+            asks: Some(asks),
+            watch,
+        }
     }
 
-    /// Returns at the next SIGHUP or burst of changes to the watched files.
-    pub(super) async fn next(&mut self) {
+    /// Returns at the next SIGHUP, `POST /reload` (with where its answer goes) or burst of
+    /// changes to the watched files.
+    pub(super) async fn next(&mut self) -> Option<ReloadAsk> {
         let hangup = async {
             match &mut self.hangup {
                 Some(hangup) => hangup.recv().await,
@@ -56,10 +63,22 @@ impl Triggers {
                 None => std::future::pending().await,
             }
         };
+        let asked = async {
+            match &mut self.asks {
+                Some(asks) => asks.next().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = hangup => tracing::info!("SIGHUP: reading the configuration again"),
             () = changed => tracing::info!("the configuration changed on disk"),
+            ask = asked => match ask {
+                Some(ask) => return Some(ask),
+                // No admin listener (or it has stopped): no more asks.
+                None => self.asks = None,
+            },
         }
+        None
     }
 
     /// From now on the files `config` names are the ones watched.
@@ -123,13 +142,13 @@ pub(super) struct Reloadable {
 }
 
 impl Reloadable {
-    /// Starts the shared proxies of `config`.
-    pub(super) fn start(main: MainThread, config: Config) -> Reloadable {
+    /// Starts the shared proxies of `config`; `POST /reload` asks come from `asks`.
+    pub(super) fn start(main: MainThread, config: Config, asks: ReloadAsks) -> Reloadable {
         let (shared, hubs) = acp_drivers::supervisor::shared_proxies::start_hubs(main, &config);
         Reloadable {
             digests: FileDigests::of(&config),
             reload_open: config.conductor.reload_open,
-            triggers: Triggers::install(&config),
+            triggers: Triggers::install(&config, asks),
             config: Rc::new(config),
             shared: Rc::new(shared),
             hubs,
@@ -137,18 +156,20 @@ impl Reloadable {
         }
     }
 
-    /// Returns when a reload is asked for.
-    pub(super) async fn asked(&mut self) {
-        self.triggers.next().await;
+    /// Returns when a reload is asked for: with where its answer goes, when an operator
+    /// asked over HTTP.
+    pub(super) async fn asked(&mut self) -> Option<ReloadAsk> {
+        self.triggers.next().await
     }
 
     /// Reads the configuration again and, when it is valid and changed, makes it the one
-    /// chains start from (and, with `reload_open`, the one every open chain changes to).
+    /// chains start from (and, with `reload_open`, the one every open chain changes to); says
+    /// what came of it.
     pub(super) async fn reload(
         &mut self,
         main: MainThread,
         make: fn(&Config, &ConnectionId) -> Config,
-    ) {
+    ) -> ReloadAnswer {
         let file = self.config.file.clone();
         let mode = self.config.conductor.mode;
         let loaded = tokio::task::spawn_blocking(move || {
@@ -176,7 +197,7 @@ impl Reloadable {
         if changes.is_empty() {
             tracing::info!("the configuration is unchanged: nothing to reload");
             count(ReloadOutcome::Unchanged);
-            return;
+            return ReloadAnswer::Unchanged;
         }
         // `[conductor]` is applied on restart only, as under `run`.
         new.conductor = self.config.conductor.clone();
@@ -193,10 +214,9 @@ impl Reloadable {
                 format!("new connections run the new chain; the {n} open ones keep theirs")
             }
         };
-        tracing::info!(
-            "configuration reloaded: {}; {applied_to}",
-            described(&changes)
-        );
+        let mut lines: Vec<String> = changes.to_string().lines().map(str::to_owned).collect();
+        tracing::info!("configuration reloaded: {}; {applied_to}", lines.join("; "));
+        lines.push(applied_to);
         count(ReloadOutcome::Applied);
         self.config = Rc::new(new);
         self.digests = digests;
@@ -210,27 +230,24 @@ impl Reloadable {
                 })
             });
         }
+        ReloadAnswer::Applied(lines)
     }
 
     /// The file cannot be used: nothing changes; with `reload_open`, each open chain's editor
     /// is told, as under `run`.
-    fn rejected(&self, message: String) {
+    fn rejected(&self, message: String) -> ReloadAnswer {
         tracing::error!("the configuration was not reloaded: {message}");
         count(ReloadOutcome::Rejected);
         if self.reload_open {
             self.open.send(|_| ReloadRequest::Rejected(message.clone()));
         }
+        ReloadAnswer::Rejected(message)
     }
 
     /// Stops the shared proxies (retired ones too), once every chain has stopped.
     pub(super) async fn stop(self) {
         self.hubs.stop().await;
     }
-}
-
-/// The changes on one line, as `run`'s reload logs them.
-fn described(changes: &ChainDiff) -> String {
-    changes.to_string().lines().collect::<Vec<_>>().join("; ")
 }
 
 fn count(outcome: ReloadOutcome) {

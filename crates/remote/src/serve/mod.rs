@@ -9,7 +9,8 @@
 //! | `limits.rs` | connections, message size, idle time |
 //! | `admission.rs` | a place per connection, up to the limit; draining; handing connections over |
 //! | `in_flight.rs` | a connection's client requests not answered yet; their latency |
-//! | `admin.rs` | `--admin-listen`: `/healthz`, `/readyz`, `/metrics`, `POST /drain` |
+//! | `admin.rs` | `--admin-listen`: `/healthz`, `/readyz`, `/metrics`, `POST /drain`, `POST /reload` |
+//! | `reload_asks.rs` | `POST /reload`'s ask, and the answer from whoever reloads |
 //! | `client_link.rs` | the client's end of a chain's editor link |
 //! | `heard.rs` | when the client was last heard from, for the idle limit |
 //! | `websocket.rs` | the WebSocket profile |
@@ -30,6 +31,7 @@ mod ids;
 mod in_flight;
 mod limits;
 mod listener;
+mod reload_asks;
 mod websocket;
 
 use std::net::SocketAddr;
@@ -57,6 +59,7 @@ pub use error::{ListenError, ServeError};
 use http_connection::Registry;
 pub use ids::ConnectionId;
 pub use limits::Limits;
+pub use reload_asks::{ReloadAnswer, ReloadAsk, ReloadAsker, ReloadAsks, reload_asks};
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -170,8 +173,13 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `plan`'s addresses and serves the endpoint on the runtime's workers.
-    pub async fn listen(plan: Plan, admission: Admission) -> Result<Server, ListenError> {
+    /// Binds `plan`'s addresses and serves the endpoint on the runtime's workers; `POST
+    /// /reload` on the admin listener asks through `reloads`.
+    pub async fn listen(
+        plan: Plan,
+        admission: Admission,
+        reloads: ReloadAsker,
+    ) -> Result<Server, ListenError> {
         let listener =
             TcpListener::bind(&plan.addrs[..])
                 .await
@@ -202,7 +210,11 @@ impl Server {
                 let local = admin_listener
                     .local_addr()
                     .expect("a bound listener has an address");
-                let app = admin::app(admission.clone(), gate.clone());
+                let operated = admin::Operated {
+                    admission: admission.clone(),
+                    reloads,
+                };
+                let app = admin::app(operated, gate.clone());
                 let server = axum::serve(admin_listener, app).with_graceful_shutdown(stopped());
                 acp_link::transport::spawn(server.into_future());
                 Some(local)
