@@ -1,5 +1,5 @@
-//! How `serve` ends: the first SIGTERM or SIGINT (or `POST /drain`) drains, no new connection is
-//! admitted and each open one closes once its client has no request in flight; after
+//! How `serve` ends: the first SIGTERM or SIGINT (or `POST /drain`) drains, no new connection
+//! is admitted and each open one closes once its client has no request in flight; after
 //! `--drain-timeout`, or at a second signal, the chains left are told to stop (their pending
 //! requests answered `-32002`). Knows the admission and the chains' stop, not the transport.
 
