@@ -1,0 +1,355 @@
+//! Resumable streams (RFD "Durable & Resumable HTTP/WS Transport"): every SSE event carries a
+//! cursor as its `id` and a stream reopened with `Last-Event-ID` gets what it missed, exactly
+//! once and in order; a WebSocket that drops without a close frame keeps its chain for
+//! `--resume-window` and an upgrade naming the connection and its cursor continues it; a
+//! resume past the window or past the replay buffer gets 409 with a JSON-RPC error saying why.
+
+#[allow(dead_code)]
+mod serve {
+    pub mod admin;
+    pub mod http;
+    pub mod remote;
+    pub mod server;
+    pub mod sse;
+    pub mod ws;
+}
+
+use std::time::{Duration, Instant};
+
+use acp_conductor_tests::agent_script::chunk_text;
+use acp_conductor_tests::editor::{initialize_params, patience, prompt_params};
+use acp_conductor_tests::processes::wait_until_gone;
+use acp_conductor_tests::{TestChain, binaries};
+use serde_json::{Value, json};
+
+use serve::admin::Admin;
+use serve::http::HttpRemote;
+use serve::server::Server;
+use serve::sse::SseStream;
+use serve::ws::{self as ws_client, WsRemote};
+
+/// The demo agent's "slow" prompt: `tick 1` .. `tick 50`, 100 ms apart.
+const TICKS: usize = 50;
+
+fn demo_chain(label: &str) -> TestChain {
+    TestChain::with_demo_agent(&binaries!(), label)
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+fn new_session_params() -> Value {
+    json!({ "cwd": std::env::temp_dir(), "mcpServers": [] })
+}
+
+fn tick_of(message: &Value) -> Option<usize> {
+    chunk_text(&message["params"])?
+        .strip_prefix("tick ")?
+        .trim_end()
+        .parse()
+        .ok()
+}
+
+/// Collects what a slow prompt's stream carries: the ticks in order, until the answer to
+/// request `prompt_id`.
+#[derive(Default)]
+struct Turn {
+    ticks: Vec<usize>,
+    answer: Option<Value>,
+}
+
+impl Turn {
+    fn take(&mut self, message: &Value, prompt_id: u64) {
+        if let Some(tick) = tick_of(message) {
+            self.ticks.push(tick);
+        } else if message.get("method").is_none() && message["id"] == prompt_id {
+            self.answer = Some(message.clone());
+        }
+    }
+
+    fn assert_complete(&self) {
+        assert_eq!(
+            self.ticks,
+            (1..=TICKS).collect::<Vec<_>>(),
+            "every update exactly once, in order"
+        );
+        let answer = self.answer.as_ref().expect("the prompt's answer");
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    }
+}
+
+/// An HTTP connection with a session: its id, the session, and the connection's stream.
+fn http_session(server: &Server) -> (HttpRemote, String, SseStream) {
+    let mut remote = HttpRemote::new(&server.http_url(), &[]);
+    let opened = remote.post_raw(
+        &request(0, "initialize", initialize_params()).to_string(),
+        "application/json",
+        None,
+    );
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let connection = opened.connection_id.expect("Acp-Connection-Id");
+    remote.connection_id = Some(connection.clone());
+    let mut stream = SseStream::open(&server.http_url(), &connection, None, None)
+        .expect("the connection's stream");
+    let posted = remote.post_raw(
+        &request(1, "session/new", new_session_params()).to_string(),
+        "application/json",
+        None,
+    );
+    assert_eq!(posted.status, 202, "{}", posted.body);
+    let (id, answer) = stream.next().expect("the session/new answer");
+    assert_eq!(id, "1", "the connection's first event has cursor 1");
+    let session = answer["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .to_string();
+    (remote, session, stream)
+}
+
+fn post_slow_prompt(remote: &HttpRemote, session: &str) {
+    let posted = remote.post_raw(
+        &request(2, "session/prompt", prompt_params(session, "go slow")).to_string(),
+        "application/json",
+        Some(session),
+    );
+    assert_eq!(posted.status, 202, "{}", posted.body);
+}
+
+#[test]
+fn an_sse_stream_cut_mid_turn_resumes_with_last_event_id_and_misses_nothing() {
+    let chain = demo_chain("resume-sse");
+    let server = Server::start(&chain, &["--admin-listen", "127.0.0.1:0"]);
+    let admin = Admin::of(&server);
+    let (remote, session, _connection_stream) = http_session(&server);
+    let url = server.http_url();
+    let connection = remote.connection_id.clone().unwrap();
+    let mut stream = SseStream::open(&url, &connection, Some(&session), None).unwrap();
+    post_slow_prompt(&remote, &session);
+
+    let mut turn = Turn::default();
+    let mut last = String::new();
+    let mut ids = Vec::new();
+    while turn.ticks.len() < 5 {
+        let (id, message) = stream.next().expect("an event");
+        turn.take(&message, 2);
+        ids.push(id.parse::<u64>().expect("a numeric cursor"));
+        last = id;
+    }
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "cursors increase: {ids:?}"
+    );
+    // The server goes on writing into a stream nobody reads, then the network goes.
+    std::thread::sleep(Duration::from_millis(600));
+    stream.cut();
+
+    let mut resumed = SseStream::open(&url, &connection, Some(&session), Some(&last))
+        .unwrap_or_else(|refused| panic!("the resume is refused: {refused:?}"));
+    while turn.answer.is_none() {
+        let (id, message) = resumed.next().expect("an event");
+        assert!(
+            id.parse::<u64>().unwrap() > last.parse::<u64>().unwrap(),
+            "nothing before the cursor again"
+        );
+        turn.take(&message, 2);
+    }
+    turn.assert_complete();
+    let metrics = admin.metrics();
+    assert_eq!(
+        metrics.value(
+            "acp_resumes_total",
+            &[("profile", "http"), ("outcome", "resumed")]
+        ),
+        1.0
+    );
+}
+
+#[test]
+fn a_resume_from_before_the_replay_buffer_is_refused_with_409_and_says_why() {
+    let chain = demo_chain("resume-buffer");
+    let server = Server::start(
+        &chain,
+        &["--resume-buffer", "512", "--admin-listen", "127.0.0.1:0"],
+    );
+    let admin = Admin::of(&server);
+    let (remote, session, _connection_stream) = http_session(&server);
+    let url = server.http_url();
+    let connection = remote.connection_id.clone().unwrap();
+    let mut stream = SseStream::open(&url, &connection, Some(&session), None).unwrap();
+    post_slow_prompt(&remote, &session);
+    let (first, _) = stream.next().expect("an event");
+    // More than 512 bytes of ticks go out unread (each is over 100 bytes).
+    std::thread::sleep(Duration::from_millis(1500));
+    stream.cut();
+
+    let refused = SseStream::open(&url, &connection, Some(&session), Some(&first))
+        .err()
+        .expect("the resume is refused");
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    let error = &refused.json()["error"];
+    assert_eq!(error["code"], -32010, "{error}");
+    assert_eq!(error["data"]["reason"], "buffer", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("dropped from the replay buffer"),
+        "{error}"
+    );
+
+    // Malformed cursors are a bad request; a cursor never sent a conflict.
+    for bad in ["-1", "01", "x", "3 4", "1.5"] {
+        let refused = SseStream::open(&url, &connection, Some(&session), Some(bad))
+            .err()
+            .expect("refused");
+        assert_eq!(refused.status, 400, "{bad:?}: {}", refused.body);
+        assert_eq!(
+            refused.json()["error"]["data"]["reason"],
+            "malformed_cursor"
+        );
+    }
+    let refused = SseStream::open(&url, &connection, Some(&session), Some("999999"))
+        .err()
+        .expect("refused");
+    assert_eq!(refused.status, 409);
+    assert_eq!(refused.json()["error"]["data"]["reason"], "unknown_cursor");
+    let metrics = admin.metrics();
+    let count = |outcome| {
+        metrics.value(
+            "acp_resumes_total",
+            &[("profile", "http"), ("outcome", outcome)],
+        )
+    };
+    assert_eq!(count("refused_buffer"), 1.0);
+    assert_eq!(count("refused_cursor"), 6.0);
+}
+
+/// Reads a WebSocket until `turn` has `ticks` ticks; returns how many messages were read.
+fn read_ws_until(remote: &mut WsRemote, turn: &mut Turn, ticks: usize, read: &mut u64) {
+    use serve::remote::Remote;
+    while turn.ticks.len() < ticks && turn.answer.is_none() {
+        let message = remote.recv_within(patience());
+        *read += 1;
+        turn.take(&message, 2);
+    }
+}
+
+/// A WebSocket connection with a session, whose upgrade advertised `resumable`.
+fn ws_session(server: &Server, resumable: &str) -> (WsRemote, String, u64) {
+    use serve::remote::Remote;
+    let mut remote = ws_client::connect(&server.ws_url(), &[]).expect("the upgrade");
+    assert_eq!(
+        remote.resumable.as_deref(),
+        Some(resumable),
+        "the upgrade advertises resumption"
+    );
+    remote.send(&request(0, "initialize", initialize_params()));
+    remote.recv_within(patience());
+    remote.send(&request(1, "session/new", new_session_params()));
+    let answer = remote.recv_within(patience());
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
+    (remote, session, 2)
+}
+
+#[test]
+fn a_websocket_cut_mid_turn_resumes_within_the_window_and_the_turn_completes() {
+    use serve::remote::Remote;
+    let chain = demo_chain("resume-ws");
+    let server = Server::start(&chain, &["--admin-listen", "127.0.0.1:0"]);
+    let admin = Admin::of(&server);
+    let (mut remote, session, mut read) = ws_session(&server, "bytes=1048576, seconds=60");
+    remote.send(&request(
+        2,
+        "session/prompt",
+        prompt_params(&session, "go slow"),
+    ));
+    let mut turn = Turn::default();
+    read_ws_until(&mut remote, &mut turn, 5, &mut read);
+    let connection = remote.connection_id.clone();
+    std::thread::sleep(Duration::from_millis(600));
+    remote.cut();
+    std::thread::sleep(Duration::from_millis(300));
+
+    let cursor = read.to_string();
+    let mut resumed = ws_client::connect(
+        &server.ws_url(),
+        &[
+            ("Acp-Connection-Id", &connection),
+            ("Last-Event-ID", &cursor),
+        ],
+    )
+    .expect("the resume is accepted");
+    assert_eq!(resumed.connection_id, connection);
+    assert_eq!(
+        resumed.received,
+        Some(3),
+        "the server took all three requests"
+    );
+    read_ws_until(&mut resumed, &mut turn, TICKS + 1, &mut read);
+    turn.assert_complete();
+    // The connection goes on: another request is answered.
+    resumed.send(&request(3, "session/new", new_session_params()));
+    assert!(resumed.recv_within(patience())["result"]["sessionId"].is_string());
+    let metrics = admin.metrics();
+    assert_eq!(
+        metrics.value(
+            "acp_resumes_total",
+            &[("profile", "websocket"), ("outcome", "resumed")]
+        ),
+        1.0
+    );
+    resumed.close();
+}
+
+#[test]
+fn past_the_resume_window_the_chain_stops_and_a_resume_gets_409() {
+    use serve::remote::Remote;
+    let chain = demo_chain("resume-window");
+    let server = Server::start(
+        &chain,
+        &["--resume-window", "1s", "--admin-listen", "127.0.0.1:0"],
+    );
+    let admin = Admin::of(&server);
+    let (remote, _session, read) = ws_session(&server, "bytes=1048576, seconds=1");
+    let connection = remote.connection_id.clone();
+    let chain_processes = acp_conductor_tests::processes::descendants(server.pid());
+    assert!(!chain_processes.is_empty(), "the chain runs");
+    let cut = Instant::now();
+    remote.cut();
+    let left = wait_until_gone(&chain_processes, patience());
+    assert!(
+        left.is_empty(),
+        "the chain stops after the window: {left:?}"
+    );
+    assert!(
+        cut.elapsed() >= Duration::from_millis(900),
+        "the chain waited for the window: {:?}",
+        cut.elapsed()
+    );
+    let cursor = read.to_string();
+    let refused = ws_client::connect(
+        &server.ws_url(),
+        &[
+            ("Acp-Connection-Id", &connection),
+            ("Last-Event-ID", &cursor),
+        ],
+    )
+    .err();
+    assert_eq!(refused, Some(409));
+    let metrics = admin.metrics();
+    assert_eq!(
+        metrics.value(
+            "acp_resumes_total",
+            &[("profile", "websocket"), ("outcome", "refused_window")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        metrics.value("acp_connections_open", &[("profile", "websocket")]),
+        0.0
+    );
+    // A connection closed with a close frame ends at once, as before.
+    let (mut closing, _, _) = ws_session(&server, "bytes=1048576, seconds=1");
+    closing.close();
+}
