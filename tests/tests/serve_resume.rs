@@ -3,11 +3,13 @@
 //! once and in order; a WebSocket that drops without a close frame keeps its chain for
 //! `--resume-window` and an upgrade naming the connection and its cursor continues it; a
 //! resume past the window or past the replay buffer gets 409 with a JSON-RPC error saying why.
+//! The conductor's own remote client (`[agent] url`) resumes by itself after a network cut.
 
 #[allow(dead_code)]
 mod serve {
     pub mod admin;
     pub mod http;
+    pub mod relay;
     pub mod remote;
     pub mod server;
     pub mod sse;
@@ -24,6 +26,7 @@ use serde_json::{Value, json};
 
 use serve::admin::Admin;
 use serve::http::HttpRemote;
+use serve::relay::Relay;
 use serve::server::Server;
 use serve::sse::SseStream;
 use serve::ws::{self as ws_client, WsRemote};
@@ -352,4 +355,64 @@ fn past_the_resume_window_the_chain_stops_and_a_resume_gets_409() {
     // A connection closed with a close frame ends at once, as before.
     let (mut closing, _, _) = ws_session(&server, "bytes=1048576, seconds=1");
     closing.close();
+}
+
+/// How long a 5 s network cut costs a local conductor whose agent is served: the conductor
+/// resumes both profiles by itself, the turn in flight completes with every update once, and
+/// the time from the network coming back to the first missed update reaching the editor is
+/// printed (docs/performance.md, "Resuming after a network cut").
+#[test]
+fn a_local_conductor_resumes_its_served_agent_after_a_5_s_network_cut() {
+    const CUT: Duration = Duration::from_secs(5);
+    for scheme in ["ws", "http"] {
+        let far = demo_chain(&format!("resume-client-far-{scheme}"));
+        let server = Server::start(&far, &["--admin-listen", "127.0.0.1:0"]);
+        let admin = Admin::of(&server);
+        let relay = Relay::to(&server.addr);
+        let mut near = TestChain::new(&binaries!(), &format!("resume-client-near-{scheme}"));
+        near.use_remote_agent(&format!("{scheme}://{}/acp", relay.addr), &[]);
+        let mut editor = near.launch();
+        editor.initialize();
+        let session = editor.new_session();
+        let id = editor.start_request("session/prompt", prompt_params(&session, "go slow"));
+        let mut turn = Turn::default();
+        let prompt_id = id.as_u64().expect("a numeric id");
+        while turn.ticks.len() < 3 {
+            turn.take(&editor.recv(), prompt_id);
+        }
+        relay.cut();
+        std::thread::sleep(CUT);
+        let back = relay.restore();
+        // What arrived before the cut reached the conductor.
+        let first_missed = loop {
+            let message = editor.recv();
+            let before = turn.ticks.len();
+            turn.take(&message, prompt_id);
+            if turn.ticks.len() > before && turn.ticks.len() > 3 {
+                break back.elapsed();
+            }
+        };
+        while turn.answer.is_none() {
+            turn.take(&editor.recv(), prompt_id);
+        }
+        turn.assert_complete();
+        eprintln!("{scheme}: the first missed update {first_missed:?} after the network came back");
+        assert!(
+            first_missed < Duration::from_secs(3),
+            "{scheme}: resumed {first_missed:?} after the network came back"
+        );
+        let profile = if scheme == "ws" { "websocket" } else { "http" };
+        assert!(
+            admin.metrics().value(
+                "acp_resumes_total",
+                &[("profile", profile), ("outcome", "resumed")]
+            ) >= 1.0
+        );
+        editor.close_stdin();
+        assert!(
+            editor.wait_exit().success(),
+            "{scheme}: {}",
+            editor.stderr()
+        );
+    }
 }
