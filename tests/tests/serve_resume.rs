@@ -11,6 +11,7 @@ mod serve {
     pub mod http;
     pub mod relay;
     pub mod remote;
+    pub mod resume;
     pub mod server;
     pub mod sse;
     pub mod ws;
@@ -18,105 +19,22 @@ mod serve {
 
 use std::time::{Duration, Instant};
 
-use acp_conductor_tests::agent_script::chunk_text;
-use acp_conductor_tests::editor::{initialize_params, patience, prompt_params};
+use acp_conductor_tests::editor::{patience, prompt_params};
 use acp_conductor_tests::processes::wait_until_gone;
 use acp_conductor_tests::{TestChain, binaries};
-use serde_json::{Value, json};
 
 use serve::admin::Admin;
-use serve::http::HttpRemote;
 use serve::relay::Relay;
+use serve::resume::{
+    TICKS, Turn, http_session, new_session_params, post_slow_prompt, read_ws_until, request,
+    ws_session,
+};
 use serve::server::Server;
 use serve::sse::SseStream;
-use serve::ws::{self as ws_client, WsRemote};
-
-/// The demo agent's "slow" prompt: `tick 1` .. `tick 50`, 100 ms apart.
-const TICKS: usize = 50;
+use serve::ws as ws_client;
 
 fn demo_chain(label: &str) -> TestChain {
     TestChain::with_demo_agent(&binaries!(), label)
-}
-
-fn request(id: u64, method: &str, params: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
-}
-
-fn new_session_params() -> Value {
-    json!({ "cwd": std::env::temp_dir(), "mcpServers": [] })
-}
-
-fn tick_of(message: &Value) -> Option<usize> {
-    chunk_text(&message["params"])?
-        .strip_prefix("tick ")?
-        .trim_end()
-        .parse()
-        .ok()
-}
-
-/// Collects what a slow prompt's stream carries: the ticks in order, until the answer to
-/// request `prompt_id`.
-#[derive(Default)]
-struct Turn {
-    ticks: Vec<usize>,
-    answer: Option<Value>,
-}
-
-impl Turn {
-    fn take(&mut self, message: &Value, prompt_id: u64) {
-        if let Some(tick) = tick_of(message) {
-            self.ticks.push(tick);
-        } else if message.get("method").is_none() && message["id"] == prompt_id {
-            self.answer = Some(message.clone());
-        }
-    }
-
-    fn assert_complete(&self) {
-        assert_eq!(
-            self.ticks,
-            (1..=TICKS).collect::<Vec<_>>(),
-            "every update exactly once, in order"
-        );
-        let answer = self.answer.as_ref().expect("the prompt's answer");
-        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    }
-}
-
-/// An HTTP connection with a session: its id, the session, and the connection's stream.
-fn http_session(server: &Server) -> (HttpRemote, String, SseStream) {
-    let mut remote = HttpRemote::new(&server.http_url(), &[]);
-    let opened = remote.post_raw(
-        &request(0, "initialize", initialize_params()).to_string(),
-        "application/json",
-        None,
-    );
-    assert_eq!(opened.status, 200, "{}", opened.body);
-    let connection = opened.connection_id.expect("Acp-Connection-Id");
-    remote.connection_id = Some(connection.clone());
-    let mut stream = SseStream::open(&server.http_url(), &connection, None, None)
-        .expect("the connection's stream");
-    let posted = remote.post_raw(
-        &request(1, "session/new", new_session_params()).to_string(),
-        "application/json",
-        None,
-    );
-    assert_eq!(posted.status, 202, "{}", posted.body);
-    let (id, answer) = stream.next().expect("the session/new answer");
-    assert_eq!(id, "1", "the connection's first event has cursor 1");
-    let session = answer["result"]["sessionId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{answer}"))
-        .to_string();
-    (remote, session, stream)
-}
-
-fn post_slow_prompt(remote: &HttpRemote, session: &str) {
-    let posted = remote.post_raw(
-        &request(2, "session/prompt", prompt_params(session, "go slow")).to_string(),
-        "application/json",
-        Some(session),
-    );
-    assert_eq!(posted.status, 202, "{}", posted.body);
 }
 
 #[test]
@@ -124,7 +42,7 @@ fn an_sse_stream_cut_mid_turn_resumes_with_last_event_id_and_misses_nothing() {
     let chain = demo_chain("resume-sse");
     let server = Server::start(&chain, &["--admin-listen", "127.0.0.1:0"]);
     let admin = Admin::of(&server);
-    let (remote, session, _connection_stream) = http_session(&server);
+    let (remote, session, _connection_stream) = http_session(&server.http_url());
     let url = server.http_url();
     let connection = remote.connection_id.clone().unwrap();
     let mut stream = SseStream::open(&url, &connection, Some(&session), None).unwrap();
@@ -176,7 +94,7 @@ fn a_resume_from_before_the_replay_buffer_is_refused_with_409_and_says_why() {
         &["--resume-buffer", "512", "--admin-listen", "127.0.0.1:0"],
     );
     let admin = Admin::of(&server);
-    let (remote, session, _connection_stream) = http_session(&server);
+    let (remote, session, _connection_stream) = http_session(&server.http_url());
     let url = server.http_url();
     let connection = remote.connection_id.clone().unwrap();
     let mut stream = SseStream::open(&url, &connection, Some(&session), None).unwrap();
@@ -228,40 +146,13 @@ fn a_resume_from_before_the_replay_buffer_is_refused_with_409_and_says_why() {
     assert_eq!(count("refused_cursor"), 6.0);
 }
 
-/// Reads a WebSocket until `turn` has `ticks` ticks; returns how many messages were read.
-fn read_ws_until(remote: &mut WsRemote, turn: &mut Turn, ticks: usize, read: &mut u64) {
-    use serve::remote::Remote;
-    while turn.ticks.len() < ticks && turn.answer.is_none() {
-        let message = remote.recv_within(patience());
-        *read += 1;
-        turn.take(&message, 2);
-    }
-}
-
-/// A WebSocket connection with a session, whose upgrade advertised `resumable`.
-fn ws_session(server: &Server, resumable: &str) -> (WsRemote, String, u64) {
-    use serve::remote::Remote;
-    let mut remote = ws_client::connect(&server.ws_url(), &[]).expect("the upgrade");
-    assert_eq!(
-        remote.resumable.as_deref(),
-        Some(resumable),
-        "the upgrade advertises resumption"
-    );
-    remote.send(&request(0, "initialize", initialize_params()));
-    remote.recv_within(patience());
-    remote.send(&request(1, "session/new", new_session_params()));
-    let answer = remote.recv_within(patience());
-    let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
-    (remote, session, 2)
-}
-
 #[test]
 fn a_websocket_cut_mid_turn_resumes_within_the_window_and_the_turn_completes() {
     use serve::remote::Remote;
     let chain = demo_chain("resume-ws");
     let server = Server::start(&chain, &["--admin-listen", "127.0.0.1:0"]);
     let admin = Admin::of(&server);
-    let (mut remote, session, mut read) = ws_session(&server, "bytes=1048576, seconds=60");
+    let (mut remote, session, mut read) = ws_session(&server.ws_url(), "bytes=1048576, seconds=60");
     remote.send(&request(
         2,
         "session/prompt",
@@ -314,7 +205,7 @@ fn past_the_resume_window_the_chain_stops_and_a_resume_gets_409() {
         &["--resume-window", "1s", "--admin-listen", "127.0.0.1:0"],
     );
     let admin = Admin::of(&server);
-    let (remote, _session, read) = ws_session(&server, "bytes=1048576, seconds=1");
+    let (remote, _session, read) = ws_session(&server.ws_url(), "bytes=1048576, seconds=1");
     let connection = remote.connection_id.clone();
     let chain_processes = acp_conductor_tests::processes::descendants(server.pid());
     assert!(!chain_processes.is_empty(), "the chain runs");
@@ -353,7 +244,7 @@ fn past_the_resume_window_the_chain_stops_and_a_resume_gets_409() {
         0.0
     );
     // A connection closed with a close frame ends at once, as before.
-    let (mut closing, _, _) = ws_session(&server, "bytes=1048576, seconds=1");
+    let (mut closing, _, _) = ws_session(&server.ws_url(), "bytes=1048576, seconds=1");
     closing.close();
 }
 
@@ -381,6 +272,9 @@ fn a_local_conductor_resumes_its_served_agent_after_a_5_s_network_cut() {
             turn.take(&editor.recv(), prompt_id);
         }
         relay.cut();
+        // Over WebSocket, what the editor sends meanwhile waits for the resume.
+        let during =
+            (scheme == "ws").then(|| editor.start_request("session/new", new_session_params()));
         std::thread::sleep(CUT);
         let back = relay.restore();
         // What arrived before the cut reached the conductor.
@@ -392,10 +286,18 @@ fn a_local_conductor_resumes_its_served_agent_after_a_5_s_network_cut() {
                 break back.elapsed();
             }
         };
-        while turn.answer.is_none() {
-            turn.take(&editor.recv(), prompt_id);
+        let mut answered_during = None;
+        while turn.answer.is_none() || answered_during.is_none() != during.is_none() {
+            let message = editor.recv();
+            if during.as_ref().is_some_and(|id| message["id"] == *id) {
+                answered_during = Some(message.clone());
+            }
+            turn.take(&message, prompt_id);
         }
         turn.assert_complete();
+        if let Some(answer) = answered_during {
+            assert!(answer["result"]["sessionId"].is_string(), "{answer}");
+        }
         eprintln!("{scheme}: the first missed update {first_missed:?} after the network came back");
         assert!(
             first_missed < Duration::from_secs(3),

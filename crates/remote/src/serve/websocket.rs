@@ -187,24 +187,26 @@ async fn run_socket(
         (served.limits.idle / 3).clamp(Duration::from_secs(1), Duration::from_secs(30));
     let writer = write_client(sink, &connection, generation, replay, ping_every);
     tokio::pin!(writer);
-    let written = tokio::select! {
-        written = &mut writer => written,
+    let (written, read) = tokio::select! {
+        written = &mut writer => (written, None),
         read = &mut reader => match read {
             Ok(ReadEnd::Closed) => {
                 tracing::debug!(connection = %connection.id, "the client closed the WebSocket");
                 connection.end_input();
                 // The chain answers what is pending and stops; the writer then ends.
-                writer.await
+                (writer.await, Some(()))
             }
-            Ok(ReadEnd::Over) => writer.await,
-            Ok(ReadEnd::Lost) | Err(_) => WriteEnd::Failed,
+            Ok(ReadEnd::Over) => (writer.await, Some(())),
+            Ok(ReadEnd::Lost) | Err(_) => (WriteEnd::Failed, Some(())),
         },
     };
     match written {
         WriteEnd::ChainEnded => {
-            let abort = reader.abort_handle();
-            if tokio::time::timeout(CLOSE_WAIT, reader).await.is_err() {
-                abort.abort();
+            if read.is_none() {
+                let abort = reader.abort_handle();
+                if tokio::time::timeout(CLOSE_WAIT, reader).await.is_err() {
+                    abort.abort();
+                }
             }
             tracing::debug!(connection = %connection.id, "WebSocket connection closed");
         }
