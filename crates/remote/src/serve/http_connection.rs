@@ -197,7 +197,7 @@ impl HttpConnection {
                 .cloned()
                 .ok_or(LendRefusal::UnknownSession)?,
         };
-        let key: StreamKey = session.map(str::to_owned);
+        let key: StreamKey = session.map(Arc::from);
         let replay = match resume {
             None if mailbox.reader() != NO_READER => return Err(LendRefusal::Busy),
             None => {
@@ -354,6 +354,16 @@ impl StreamLease {
             return Some(message);
         }
         loop {
+            match self
+                .connection
+                .take(&self.key, &self.mailbox, self.generation)
+            {
+                Next::Message(cursor, message) => return Some((cursor, message)),
+                Next::Superseded => return None,
+                Next::Empty => {}
+            }
+            // Only now register for a wake-up (not per message), then look once more so that
+            // nothing arriving in between is missed.
             let changed = self.mailbox.changed();
             tokio::pin!(changed);
             changed.as_mut().enable();

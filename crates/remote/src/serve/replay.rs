@@ -3,6 +3,7 @@
 //! Pure bookkeeping: no I/O, no clock; knows streams only as keys.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -10,7 +11,7 @@ use super::cursor::Cursor;
 
 /// Which stream of a connection a message went out on: the connection's (`None`) or a
 /// session's.
-pub(super) type StreamKey = Option<String>;
+pub(super) type StreamKey = Option<Arc<str>>;
 
 /// Why a stream cannot be resumed from a cursor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +140,7 @@ mod tests {
     #[test]
     fn cursors_increase_across_the_connections_streams() {
         let mut buffer = ReplayBuffer::new(1000);
-        let session = Some("s".to_owned());
+        let session = Some(Arc::from("s"));
         assert_eq!(buffer.record(&None, msg(1)), Cursor(1));
         assert_eq!(buffer.record(&session, msg(1)), Cursor(2));
         assert_eq!(buffer.record(&None, msg(1)), Cursor(3));
@@ -149,7 +150,7 @@ mod tests {
     #[test]
     fn a_resume_replays_the_streams_messages_after_the_cursor_in_order() {
         let mut buffer = ReplayBuffer::new(1000);
-        let session = Some("s".to_owned());
+        let session = Some(Arc::from("s"));
         for stream in [&None, &session, &session, &None, &session] {
             buffer.record(stream, msg(10));
         }
@@ -176,7 +177,7 @@ mod tests {
     #[test]
     fn the_budget_bounds_the_bytes_kept_for_the_whole_connection() {
         let mut buffer = ReplayBuffer::new(100);
-        let session = Some("s".to_owned());
+        let session = Some(Arc::from("s"));
         for i in 0..50 {
             let stream = if i % 2 == 0 { &None } else { &session };
             buffer.record(stream, msg(7));
@@ -209,7 +210,7 @@ mod tests {
     #[test]
     fn dropping_another_streams_messages_does_not_refuse_this_one() {
         let mut buffer = ReplayBuffer::new(20);
-        let session = Some("s".to_owned());
+        let session = Some(Arc::from("s"));
         buffer.record(&session, msg(10));
         buffer.record(&None, msg(10));
         buffer.record(&None, msg(10));

@@ -289,9 +289,7 @@ async fn write_client(
     ping_every: Duration,
 ) -> WriteEnd {
     for (_, message) in replay {
-        if let Some(text) = text(message)
-            && sink.feed(text).await.is_err()
-        {
+        if sink.feed(text(message)).await.is_err() {
             return WriteEnd::Failed;
         }
     }
@@ -302,34 +300,38 @@ async fn write_client(
     let mut closed = connection.closed();
     let mut unflushed = false;
     loop {
-        let changed = connection.changed();
-        tokio::pin!(changed);
-        changed.as_mut().enable();
         let message = match connection.take(generation) {
-            Next::Message(message) => {
-                Message::Text(Utf8Bytes::try_from(message).expect("checked when taken"))
-            }
+            Next::Message(message) => text(message),
             Next::Superseded => return WriteEnd::Superseded,
+            Next::Empty if unflushed => {
+                if sink.flush().await.is_err() {
+                    return WriteEnd::Failed;
+                }
+                unflushed = false;
+                continue;
+            }
             Next::Empty => {
-                if unflushed {
-                    if sink.flush().await.is_err() {
-                        return WriteEnd::Failed;
+                // Only now register for a wake-up (not per message), then look once more so
+                // that nothing arriving in between is missed.
+                let changed = connection.changed();
+                tokio::pin!(changed);
+                changed.as_mut().enable();
+                match connection.take(generation) {
+                    Next::Message(message) => text(message),
+                    Next::Superseded => return WriteEnd::Superseded,
+                    Next::Empty if connection.has_closed() => {
+                        let close = CloseFrame {
+                            code: close_code::NORMAL,
+                            reason: Utf8Bytes::from_static("the chain has stopped"),
+                        };
+                        let _ = sink.send(Message::Close(Some(close))).await;
+                        return WriteEnd::ChainEnded;
                     }
-                    unflushed = false;
-                    continue;
-                }
-                if connection.has_closed() {
-                    let close = CloseFrame {
-                        code: close_code::NORMAL,
-                        reason: Utf8Bytes::from_static("the chain has stopped"),
-                    };
-                    let _ = sink.send(Message::Close(Some(close))).await;
-                    return WriteEnd::ChainEnded;
-                }
-                tokio::select! {
-                    () = &mut changed => continue,
-                    _ = closed.changed() => continue,
-                    _ = ping.tick() => Message::Ping(Bytes::new()),
+                    Next::Empty => tokio::select! {
+                        () = &mut changed => continue,
+                        _ = closed.changed() => continue,
+                        _ = ping.tick() => Message::Ping(Bytes::new()),
+                    },
                 }
             }
         };
@@ -359,12 +361,7 @@ fn network_failure(error: axum::Error) -> bool {
     }
 }
 
-fn text(message: Bytes) -> Option<Message> {
-    match Utf8Bytes::try_from(message) {
-        Ok(text) => Some(Message::Text(text)),
-        Err(_) => {
-            tracing::warn!("dropped a message to the client that is not UTF-8");
-            None
-        }
-    }
+/// A message from the chain as a text message (`take` let only UTF-8 through).
+fn text(message: Bytes) -> Message {
+    Message::Text(Utf8Bytes::try_from(message).expect("checked when taken"))
 }
