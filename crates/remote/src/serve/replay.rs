@@ -2,7 +2,7 @@
 //! with a cursor: every message in cursor order, bounded in bytes for the whole connection.
 //! Pure bookkeeping: no I/O, no clock; knows streams only as keys.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -30,8 +30,8 @@ pub(super) struct ReplayBuffer {
     last: Cursor,
     sent: VecDeque<(Cursor, StreamKey, Bytes)>,
     /// Per stream, the last cursor dropped for room (not acknowledged): a resume from before
-    /// it cannot be served.
-    dropped_through: HashMap<StreamKey, Cursor>,
+    /// it cannot be served. A connection has a few streams: a list, looked up in place.
+    dropped_through: Vec<(StreamKey, Cursor)>,
 }
 
 impl ReplayBuffer {
@@ -43,7 +43,7 @@ impl ReplayBuffer {
             used: 0,
             last: Cursor::START,
             sent: VecDeque::new(),
-            dropped_through: HashMap::new(),
+            dropped_through: Vec::new(),
         }
     }
 
@@ -70,7 +70,14 @@ impl ReplayBuffer {
                 break;
             };
             self.used -= message.len();
-            self.dropped_through.insert(stream, cursor);
+            match self
+                .dropped_through
+                .iter_mut()
+                .find(|(key, _)| *key == stream)
+            {
+                Some((_, through)) => *through = cursor,
+                None => self.dropped_through.push((stream, cursor)),
+            }
         }
         self.last
     }
@@ -86,7 +93,7 @@ impl ReplayBuffer {
         if from > self.last {
             return Err(ReplayRefusal::Unknown { last: self.last });
         }
-        if let Some(&dropped) = self.dropped_through.get(stream)
+        if let Some(&(_, dropped)) = self.dropped_through.iter().find(|(key, _)| key == stream)
             && dropped > from
         {
             return Err(ReplayRefusal::Dropped {
@@ -121,7 +128,7 @@ impl ReplayBuffer {
             !mine
         });
         self.used = used;
-        self.dropped_through.remove(stream);
+        self.dropped_through.retain(|(key, _)| key != stream);
     }
 }
 
