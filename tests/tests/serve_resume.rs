@@ -318,3 +318,66 @@ fn a_local_conductor_resumes_its_served_agent_after_a_5_s_network_cut() {
         );
     }
 }
+
+#[test]
+fn a_websocket_waiting_for_its_client_counts_as_open_and_a_drain_closes_it_at_once() {
+    let chain = demo_chain("resume-drain");
+    let mut server = Server::start(&chain, &["--admin-listen", "127.0.0.1:0"]);
+    let admin = Admin::of(&server);
+    let (remote, session, _) = ws_session(&server.ws_url(), "bytes=1048576, seconds=60");
+    let mut remote = remote;
+    {
+        use serve::remote::Remote;
+        remote.send(&request(
+            2,
+            "session/prompt",
+            prompt_params(&session, "go slow"),
+        ));
+    }
+    let chain_processes = acp_conductor_tests::processes::descendants(server.pid());
+    remote.cut();
+    let metrics = admin.wait_until(|m| m.value("acp_requests_in_flight", &[]) == 1.0);
+    assert_eq!(
+        metrics.value("acp_connections_open", &[("profile", "websocket")]),
+        1.0,
+        "a connection waiting for its client is open"
+    );
+    let drained = Instant::now();
+    assert_eq!(admin.post("/drain").0, 202);
+    let status = server
+        .exited_within(patience())
+        .expect("serve exits once the waiting connection is closed");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        drained.elapsed() < Duration::from_secs(30),
+        "the drain did not wait for the 60 s window: {:?}",
+        drained.elapsed()
+    );
+    assert!(wait_until_gone(&chain_processes, patience()).is_empty());
+    assert!(
+        server
+            .stderr()
+            .contains("not resumed (draining): closing the connection"),
+        "{}",
+        server.stderr()
+    );
+}
+
+#[test]
+fn the_idle_timeout_still_ends_a_websocket_waiting_for_its_client() {
+    let chain = demo_chain("resume-idle");
+    let server = Server::start(&chain, &["--idle-timeout", "1s", "--resume-window", "60s"]);
+    let (remote, _session, _) = ws_session(&server.ws_url(), "bytes=1048576, seconds=60");
+    let chain_processes = acp_conductor_tests::processes::descendants(server.pid());
+    let cut = Instant::now();
+    remote.cut();
+    assert!(
+        wait_until_gone(&chain_processes, patience()).is_empty(),
+        "the chain stops at the idle timeout"
+    );
+    assert!(
+        cut.elapsed() < Duration::from_secs(20),
+        "well before the window: {:?}",
+        cut.elapsed()
+    );
+}
