@@ -2,7 +2,8 @@
 //! both profiles through it (WebSocket upgrades passed on, Streamable HTTP routed by
 //! `Acp-Connection-Id` to the replica that holds the connection, SSE unbuffered); a replica
 //! stopped with SIGTERM mid-turn finishes its turns (their last POSTs still reach it) while
-//! every new connection goes to the other, and exits 0.
+//! every new connection goes to the other, and exits 0; a client stream dropped mid-turn
+//! resumes through nginx on the replica that holds its connection, over both profiles.
 
 #[allow(dead_code)]
 mod serve {
@@ -10,7 +11,9 @@ mod serve {
     pub mod http;
     pub mod nginx;
     pub mod remote;
+    pub mod resume;
     pub mod server;
+    pub mod sse;
     pub mod turns;
     pub mod ws;
 }
@@ -22,7 +25,9 @@ use serve::admin::Admin;
 use serve::http::HttpRemote;
 use serve::nginx::Nginx;
 use serve::remote::{Client, full_session};
+use serve::resume::{Turn, http_session, post_slow_prompt, read_ws_until, request, ws_session};
 use serve::server::Server;
+use serve::sse::SseStream;
 use serve::turns::{finish_permission_turn, start_permission_turn};
 use serve::ws::{self as ws_client, WsRemote};
 
@@ -130,4 +135,80 @@ fn a_replica_stopped_mid_turn_finishes_its_turns_while_new_connections_go_to_the
     let mut client = ws(&nginx);
     full_session(&mut client);
     assert_eq!(replica_of(&client.remote.connection_id), other);
+}
+
+#[test]
+fn a_dropped_client_stream_resumes_through_nginx_on_its_replica() {
+    use acp_conductor_tests::editor::prompt_params;
+    use serve::remote::Remote;
+    let chain = TestChain::with_demo_agent(&binaries!(), "nginx-resume");
+    let (servers, nginx) = replicas_behind_nginx(&chain);
+
+    // Streamable HTTP: the session's stream is cut mid-turn and reopened with Last-Event-ID.
+    let (remote, session, _connection_stream) = http_session(&nginx.http_url());
+    let http_connection = remote.connection_id.clone().unwrap();
+    let connection = http_connection.clone();
+    let mut stream = SseStream::open(&nginx.http_url(), &connection, Some(&session), None)
+        .expect("the session's stream through nginx");
+    post_slow_prompt(&remote, &session);
+    let mut turn = Turn::default();
+    let mut last = String::new();
+    while turn.ticks.len() < 5 {
+        let (id, message) = stream.next().expect("an event");
+        turn.take(&message, 2);
+        last = id;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    stream.cut();
+    let mut resumed = SseStream::open(&nginx.http_url(), &connection, Some(&session), Some(&last))
+        .unwrap_or_else(|refused| panic!("the resume through nginx is refused: {refused:?}"));
+    while turn.answer.is_none() {
+        let (_, message) = resumed.next().expect("an event");
+        turn.take(&message, 2);
+    }
+    turn.assert_complete();
+
+    // WebSocket: the socket is cut mid-turn; the upgrade that resumes it reaches its replica.
+    let (mut socket, session, mut read) = ws_session(&nginx.ws_url(), "bytes=1048576, seconds=60");
+    socket.send(&request(
+        2,
+        "session/prompt",
+        prompt_params(&session, "go slow"),
+    ));
+    let mut turn = Turn::default();
+    read_ws_until(&mut socket, &mut turn, 5, &mut read);
+    let connection = socket.connection_id.clone();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    socket.cut();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let cursor = read.to_string();
+    let mut resumed = ws_client::connect(
+        &nginx.ws_url(),
+        &[
+            ("Acp-Connection-Id", &connection),
+            ("Last-Event-ID", &cursor),
+        ],
+    )
+    .expect("the resume through nginx is accepted");
+    assert_eq!(resumed.received, Some(3));
+    read_ws_until(&mut resumed, &mut turn, serve::resume::TICKS + 1, &mut read);
+    turn.assert_complete();
+    resumed.close();
+
+    let resumed = |connection: &str, profile: &str| {
+        Admin::of(&servers[replica_of(connection)]).metrics().value(
+            "acp_resumes_total",
+            &[("profile", profile), ("outcome", "resumed")],
+        )
+    };
+    assert_eq!(
+        resumed(&http_connection, "http"),
+        1.0,
+        "the SSE resume reached the replica holding its connection"
+    );
+    assert_eq!(
+        resumed(&connection, "websocket"),
+        1.0,
+        "the WebSocket resume reached the replica holding its connection"
+    );
 }

@@ -23,7 +23,8 @@ label_value!(
     ComponentEvent,
     LinkKind,
     Direction,
-    ReloadOutcome
+    ReloadOutcome,
+    ResumeOutcome
 );
 
 /// The transport profile a connection came in on.
@@ -119,6 +120,30 @@ pub enum Direction {
     Out,
 }
 
+/// What became of a client's attempt to resume a dropped stream or socket.
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
+pub enum ResumeOutcome {
+    /// The missed messages were replayed and the stream goes on.
+    Resumed,
+    /// The connection is gone: its resume window passed, or it never existed here (409).
+    RefusedWindow,
+    /// Messages after the client's cursor were dropped from the replay buffer (409).
+    RefusedBuffer,
+    /// The cursor is malformed or was never given out (400 or 409).
+    RefusedCursor,
+}
+
+impl ResumeOutcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            ResumeOutcome::Resumed => "resumed",
+            ResumeOutcome::RefusedWindow => "refused_window",
+            ResumeOutcome::RefusedBuffer => "refused_buffer",
+            ResumeOutcome::RefusedCursor => "refused_cursor",
+        }
+    }
+}
+
 impl Profile {
     pub fn name(self) -> &'static str {
         match self {
@@ -182,6 +207,12 @@ impl Direction {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct ProfileLabels {
     pub(crate) profile: Profile,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ResumeLabels {
+    pub(crate) profile: Profile,
+    pub(crate) outcome: ResumeOutcome,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]

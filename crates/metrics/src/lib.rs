@@ -24,6 +24,7 @@ use prometheus_client::registry::Registry;
 use labels::{
     ChainLabels, ChainState, ComponentEvent, ComponentLabels, Direction, LinkKind, LinkLabels,
     MethodLabels, Profile, ProfileLabels, Refusal, RefusalLabels, ReloadLabels, ReloadOutcome,
+    ResumeLabels, ResumeOutcome,
 };
 pub use method::method_label;
 pub use prometheus_client::metrics::gauge::Gauge;
@@ -39,6 +40,7 @@ pub struct Metrics {
     connections_open: Family<ProfileLabels, Gauge>,
     connections_opened: Family<ProfileLabels, Counter>,
     connections_refused: Family<RefusalLabels, Counter>,
+    resumes: Family<ResumeLabels, Counter>,
     chains: Family<ChainLabels, Gauge>,
     components: Family<ComponentLabels, Counter>,
     request_duration: Histograms,
@@ -117,6 +119,12 @@ impl Metrics {
             "connections_refused",
             "Requests refused before reaching a chain, by reason",
             connections_refused.clone(),
+        );
+        let resumes = Family::<ResumeLabels, Counter>::default();
+        registry.register(
+            "resumes",
+            "Attempts to resume a dropped stream or WebSocket, by transport profile and outcome",
+            resumes.clone(),
         );
         let chains = Family::<ChainLabels, Gauge>::default();
         registry.register("chains", "Chains running now, by state", chains.clone());
@@ -208,6 +216,7 @@ impl Metrics {
             connections_open,
             connections_opened,
             connections_refused,
+            resumes,
             chains,
             components,
             request_duration,
@@ -246,6 +255,13 @@ impl Metrics {
     pub fn refused(&self, reason: Refusal) {
         self.connections_refused
             .get_or_create(&RefusalLabels { reason })
+            .inc();
+    }
+
+    /// A client tried to resume a stream or socket of a `profile` connection.
+    pub fn resume(&self, profile: Profile, outcome: ResumeOutcome) {
+        self.resumes
+            .get_or_create(&ResumeLabels { profile, outcome })
             .inc();
     }
 
@@ -324,6 +340,7 @@ mod tests {
         metrics.set_component_kinds(HashMap::from([("guard".to_owned(), "native")]));
         metrics.connection_opened(Profile::WebSocket);
         metrics.refused(Refusal::Draining);
+        metrics.resume(Profile::Http, ResumeOutcome::RefusedBuffer);
         metrics.component("guard", ComponentEvent::Started);
         metrics.link(LinkKind::Agent).read(10);
         metrics.link(LinkKind::Agent).written(4);
@@ -358,6 +375,14 @@ mod tests {
                     ("kind", "native"),
                     ("event", "started")
                 ]
+            ),
+            1.0
+        );
+        assert_eq!(
+            value(
+                &scrape,
+                "acp_resumes_total",
+                &[("profile", "http"), ("outcome", "refused_buffer")]
             ),
             1.0
         );

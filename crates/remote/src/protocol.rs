@@ -37,6 +37,20 @@ pub const CONNECTION_ID: &str = "acp-connection-id";
 /// The header naming the session of a session-scoped POST or GET stream.
 pub const SESSION_ID: &str = "acp-session-id";
 
+/// The header a client reopening a stream names the last message it processed with (the SSE
+/// `id` of that event, a cursor); over WebSocket it is sent with the upgrade that resumes a
+/// connection (RFD "Durable & Resumable HTTP/WS Transport").
+pub const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The header `serve` advertises resumption with, on the answer that opens a connection:
+/// `bytes=N, seconds=S` (what it keeps per connection, and how long a WebSocket connection
+/// waits for its client to come back).
+pub const RESUMABLE: &str = "acp-resumable";
+
+/// On the answer to a WebSocket upgrade that resumes a connection: how many of the client's
+/// messages the server has taken (the client sends again the ones after them).
+pub const RECEIVED: &str = "acp-received";
+
 /// The media type of POST bodies and of the `initialize` answer.
 pub const JSON_MEDIA_TYPE: &str = "application/json";
 

@@ -16,6 +16,11 @@ pub struct WsRemote {
     socket: WebSocket<MaybeTlsStream<TcpStream>>,
     /// The `Acp-Connection-Id` of the upgrade response.
     pub connection_id: String,
+    /// The `Acp-Received` of an upgrade that resumed a connection: how many of the client's
+    /// messages the server has taken.
+    pub received: Option<u64>,
+    /// The `Acp-Resumable` of an upgrade that opened a connection.
+    pub resumable: Option<String>,
 }
 
 /// Opens `url` with `headers`; the upgrade's HTTP status when it is refused.
@@ -35,9 +40,18 @@ pub fn connect(url: &str, headers: &[(&str, &str)]) -> Result<WsRemote, u16> {
                 .and_then(|v| v.to_str().ok())
                 .expect("the upgrade response carries Acp-Connection-Id")
                 .to_string();
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
             Ok(WsRemote {
                 socket,
                 connection_id,
+                received: header("acp-received").map(|n| n.parse().expect("a count")),
+                resumable: header("acp-resumable"),
             })
         }
         Err(tungstenite::Error::Http(response)) => Err(response.status().as_u16()),
@@ -51,6 +65,12 @@ impl WsRemote {
             MaybeTlsStream::Plain(tcp) => tcp,
             _ => unreachable!("the tests use ws:// only"),
         }
+    }
+
+    /// Ends the TCP connection without a close frame, as a network that went away does.
+    pub fn cut(self) {
+        let _ = self.tcp().shutdown(std::net::Shutdown::Both);
+        drop(self);
     }
 
     /// Sends raw text as one message.

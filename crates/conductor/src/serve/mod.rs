@@ -92,6 +92,15 @@ pub struct LimitArgs {
     /// its chain stopped (WebSocket pongs and open SSE streams count as hearing it).
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     idle_timeout: Duration,
+    /// Bytes of sent messages kept per connection for a client that resumes a dropped stream
+    /// or socket (`Last-Event-ID`); a resume from before what is kept gets 409. 1 MiB holds
+    /// thousands of streamed updates, minutes of a busy turn, at 64 connections 64 MiB at most.
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
+    resume_buffer: usize,
+    /// How long a WebSocket connection whose socket dropped without a close frame keeps its
+    /// chain for the client to come back; after it the chain stops and a resume gets 409.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    resume_window: Duration,
 }
 
 impl From<&LimitArgs> for Limits {
@@ -100,6 +109,8 @@ impl From<&LimitArgs> for Limits {
             max_connections: usize::from(args.max_connections),
             max_message: args.max_message_size,
             idle: args.idle_timeout,
+            resume_buffer: args.resume_buffer,
+            resume_window: args.resume_window,
         }
     }
 }

@@ -16,8 +16,11 @@
 //! - POSTs are made one at a time, in the order the router queued them, so the server reads
 //!   a cancel after the prompt it cancels. Cookies the server sets are kept for the
 //!   connection, as the RFD requires.
-//! - Closing sends `DELETE` with the connection id. A stream that fails, or the
-//!   connection-scoped one ending, ends the connection.
+//! - Closing sends `DELETE` with the connection id. The connection-scoped stream ending ends
+//!   the connection. A stream that fails is reopened with `Last-Event-ID` (the last event's
+//!   id) when the server advertised resumption (`Acp-Resumable`), with backoff within its
+//!   window, and so is a POST that could not connect; a refused resume (409) or the window
+//!   passing ends the connection, as any failed stream did before.
 
 use std::collections::HashMap;
 use std::io;
@@ -27,9 +30,11 @@ use acp_wire::{Envelope, IdKey, error_code};
 use bytes::Bytes;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 
+use super::resumption::{Backoff, Resumable};
 use super::{CONNECT_TIMEOUT, ConnectionError, Ended, Stream, Target, sse_stream};
 use crate::protocol::{
-    CONNECTION_ID, JSON_MEDIA_TYPE, SESSION_ID, Scope, call_scope, opens_connection,
+    CONNECTION_ID, JSON_MEDIA_TYPE, LAST_EVENT_ID, RESUMABLE, SESSION_ID, Scope, call_scope,
+    opens_connection,
 };
 use acp_link::{MessageSink, MessageSource};
 
@@ -49,6 +54,8 @@ pub(super) struct Shared {
     pub(super) target: Target,
     /// Set from the `initialize` answer.
     connection: OnceLock<http::HeaderValue>,
+    /// Set from the `initialize` answer when the server can resume streams.
+    resumable: OnceLock<Resumable>,
     /// The session streams opened or being opened.
     sessions: Mutex<HashMap<String, Arc<OnceCell<()>>>>,
     /// Requests the server sent on a session's stream, by id: the answer is POSTed with
@@ -83,6 +90,7 @@ pub(super) fn open(
         http: client(&target),
         target,
         connection: OnceLock::new(),
+        resumable: OnceLock::new(),
         sessions: Mutex::new(HashMap::new()),
         asked_in: Mutex::new(HashMap::new()),
         incoming: incoming_tx,
@@ -146,13 +154,13 @@ impl Shared {
             .map(|_| ())
     }
 
-    async fn start_stream(self: &Arc<Self>, session: Option<&str>) -> Result<(), ConnectionError> {
-        let stream = match session {
-            Some(session) => Stream::Session(session.to_owned()),
-            None => Stream::Connection,
-        };
-        let http = self.http()?;
-        let mut request = http.get(self.target.url.clone()).header(
+    /// The GET of `session`'s stream (or the connection's), resuming after `last_event_id`.
+    fn stream_request(
+        &self,
+        session: Option<&str>,
+        last_event_id: Option<&str>,
+    ) -> Result<reqwest::RequestBuilder, ConnectionError> {
+        let mut request = self.http()?.get(self.target.url.clone()).header(
             http::header::ACCEPT,
             crate::protocol::EVENT_STREAM_MEDIA_TYPE,
         );
@@ -162,6 +170,69 @@ impl Shared {
         if let Some(session) = session {
             request = request.header(SESSION_ID, session);
         }
+        if let Some(last) = last_event_id {
+            request = request.header(LAST_EVENT_ID, last);
+        }
+        Ok(request)
+    }
+
+    /// Reopens the failed stream of `session` (or the connection's) after the last event
+    /// received (`0` when none was), retrying with backoff within the server's window; `Err`
+    /// when the server cannot resume, refuses (409), or the window passes.
+    pub(super) async fn resume_stream(
+        &self,
+        session: Option<&str>,
+        last_event_id: Option<&str>,
+        failure: String,
+    ) -> Result<reqwest::Response, ConnectionError> {
+        let stream = match session {
+            Some(session) => Stream::Session(session.to_owned()),
+            None => Stream::Connection,
+        };
+        let failed = |detail: String| ConnectionError::StreamFailed {
+            shown: self.target.shown.clone(),
+            stream: stream.clone(),
+            detail,
+        };
+        let Some(resumable) = self.resumable.get() else {
+            return Err(failed(failure));
+        };
+        tracing::info!(url = %self.target.shown, %stream, "{failure}: resuming");
+        let deadline = tokio::time::Instant::now() + resumable.window;
+        let mut backoff = Backoff::default();
+        loop {
+            let request = self.stream_request(session, Some(last_event_id.unwrap_or("0")))?;
+            let error = match request.send().await {
+                Ok(response) if response.status().is_success() => {
+                    tracing::info!(url = %self.target.shown, %stream, "stream resumed");
+                    return Ok(response);
+                }
+                Ok(response) => {
+                    return Err(ConnectionError::StreamRefused {
+                        stream,
+                        shown: self.target.shown.clone(),
+                        answer: answered(response).await,
+                    });
+                }
+                Err(error) => describe(error),
+            };
+            let delay = backoff.next().expect("the backoff never ends");
+            if tokio::time::Instant::now() + delay >= deadline {
+                return Err(failed(format!(
+                    "{failure}; not resumed within the server's {} s window: {error}",
+                    resumable.window.as_secs()
+                )));
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    async fn start_stream(self: &Arc<Self>, session: Option<&str>) -> Result<(), ConnectionError> {
+        let stream = match session {
+            Some(session) => Stream::Session(session.to_owned()),
+            None => Stream::Connection,
+        };
+        let request = self.stream_request(session, None)?;
         let response = match request.send().await {
             Ok(response) => response,
             Err(e) => {
@@ -226,6 +297,13 @@ impl Shared {
         };
         tracing::debug!(url = %shown, connection = ?connection, "Streamable HTTP connected");
         let _ = self.connection.set(connection);
+        if let Some(resumable) = response
+            .headers()
+            .get(RESUMABLE)
+            .and_then(|h| Resumable::parse(h.as_bytes()))
+        {
+            let _ = self.resumable.set(resumable);
+        }
         // Opened as soon as the headers are in, before the body is read, and the body read by
         // a task while later messages are POSTed: a served proxy chain answers
         // `proxy/initialize` only after it has initialized its successor (this side) through a
@@ -302,11 +380,7 @@ impl Shared {
             request = request.header(SESSION_ID, session.as_str());
         }
         let shown = &self.target.shown;
-        let response = request
-            .body(message)
-            .send()
-            .await
-            .map_err(|e| lost(shown, e))?;
+        let response = self.send_post(request.body(message)).await?;
         match response.status() {
             http::StatusCode::ACCEPTED | http::StatusCode::NO_CONTENT => Ok(()),
             // A server may answer in the body; each is a message like those of the streams.
@@ -340,6 +414,40 @@ impl Shared {
                 Ok(())
             }
             _ => Err(refused(shown, "a message", response).await),
+        }
+    }
+
+    /// Sends a POST; one that could not connect (so was not delivered) is sent again with
+    /// backoff within the server's resume window, when it has one.
+    async fn send_post(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ConnectionError> {
+        let shown = &self.target.shown;
+        let mut retry = self.resumable.get().map(|resumable| {
+            (
+                tokio::time::Instant::now() + resumable.window,
+                Backoff::default(),
+            )
+        });
+        loop {
+            let attempt = request
+                .try_clone()
+                .expect("a POST's body is in memory")
+                .send()
+                .await;
+            match (attempt, &mut retry) {
+                (Ok(response), _) => return Ok(response),
+                (Err(error), Some((deadline, backoff))) if error.is_connect() => {
+                    let delay = backoff.next().expect("the backoff never ends");
+                    if tokio::time::Instant::now() + delay >= *deadline {
+                        return Err(lost(shown, error));
+                    }
+                    tracing::debug!(url = %shown, "a POST could not connect: trying again");
+                    tokio::time::sleep(delay).await;
+                }
+                (Err(error), _) => return Err(lost(shown, error)),
+            }
         }
     }
 

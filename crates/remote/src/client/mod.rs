@@ -10,11 +10,14 @@
 //! - `websocket.rs`: `ws://`, `wss://`: one socket, text messages both ways.
 //! - `http_sse.rs`: `http://`, `https://`: one POST per message out, SSE streams in
 //!   (`sse_stream.rs`), with the connection and session headers of `remote::protocol`.
+//! - `resumption.rs`: resuming a dropped connection: the server's window, the backoff, the
+//!   messages to send again.
 //! - `tls.rs`: the TLS configuration both use (rustls, the webpki roots).
 //! - `error.rs`: why a connection could not be made or was lost.
 
 mod error;
 mod http_sse;
+mod resumption;
 mod sse_stream;
 mod websocket;
 

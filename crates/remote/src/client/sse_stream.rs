@@ -1,6 +1,7 @@
 //! One long-lived GET stream of a Streamable HTTP connection: its SSE events, each one
 //! JSON-RPC message, go to the connection's source in order, with the bookkeeping the
-//! headers of later POSTs need. The events are parsed by `eventsource-stream`.
+//! headers of later POSTs need; a stream that fails is resumed after its last event's id
+//! where the server allows. The events are parsed by `eventsource-stream`.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 
 use super::http_sse::{Incoming, Shared, describe};
-use super::{ConnectionError, Stream};
 use crate::protocol::session_in_result;
 
 /// Reads `response`, the stream of `session` (`None`: the connection's), until it ends. Boxed:
@@ -24,42 +24,53 @@ pub(super) fn read(
     Box::pin(read_events(shared, response, session))
 }
 
-async fn read_events(shared: Arc<Shared>, response: reqwest::Response, session: Option<String>) {
+async fn read_events(
+    shared: Arc<Shared>,
+    mut response: reqwest::Response,
+    session: Option<String>,
+) {
     let shown = shared.target.shown.clone();
-    let mut events = response.bytes_stream().eventsource();
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(event) => event,
-            Err(error) => {
-                let error = match error {
-                    eventsource_stream::EventStreamError::Transport(e) => describe(e),
-                    other => other.to_string(),
-                };
-                let stream = match &session {
-                    Some(session) => Stream::Session(session.clone()),
-                    None => Stream::Connection,
-                };
-                let failed = ConnectionError::StreamFailed {
-                    shown,
-                    stream,
-                    detail: error,
-                };
-                shared.fail(failed).await;
+    let mut last_event_id: Option<String> = None;
+    loop {
+        let mut events = response.bytes_stream().eventsource();
+        let failure = loop {
+            let event = match events.next().await {
+                None => break None,
+                Some(Ok(event)) => event,
+                Some(Err(eventsource_stream::EventStreamError::Transport(e))) => {
+                    break Some(describe(e));
+                }
+                Some(Err(other)) => break Some(other.to_string()),
+            };
+            if !event.id.is_empty() {
+                last_event_id = Some(event.id);
+            }
+            if event.data.trim().is_empty() {
+                continue;
+            }
+            let message = Bytes::from(event.data);
+            note(&shared, &message, session.as_deref()).await;
+            if shared
+                .incoming
+                .send(Incoming::Message(message))
+                .await
+                .is_err()
+            {
                 return;
             }
         };
-        if event.data.trim().is_empty() {
-            continue;
-        }
-        let message = Bytes::from(event.data);
-        note(&shared, &message, session.as_deref()).await;
-        if shared
-            .incoming
-            .send(Incoming::Message(message))
+        let Some(failure) = failure else {
+            break;
+        };
+        match shared
+            .resume_stream(session.as_deref(), last_event_id.as_deref(), failure)
             .await
-            .is_err()
         {
-            return;
+            Ok(resumed) => response = resumed,
+            Err(failed) => {
+                shared.fail(failed).await;
+                return;
+            }
         }
     }
     match session {

@@ -14,6 +14,7 @@ use super::heard::Heard;
 use super::http_connection::Outbound;
 use super::ids::ConnectionId;
 use super::in_flight::InFlight;
+use super::websocket_connection::WsOutbound;
 use acp_link::{MessageSink, MessageSource};
 use acp_metrics::labels::Profile;
 
@@ -122,7 +123,7 @@ impl MessageSource for FromClient {
     }
 }
 
-/// Where the chain's messages to the client go: a WebSocket's writer, or the HTTP
+/// Where the chain's messages to the client go: the WebSocket connection's queue, or the HTTP
 /// connection's streams.
 pub struct ToClient {
     way: Way,
@@ -130,7 +131,7 @@ pub struct ToClient {
 }
 
 pub(super) enum Way {
-    WebSocket(mpsc::Sender<Bytes>),
+    WebSocket(WsOutbound),
     Http(Outbound),
 }
 
@@ -147,7 +148,10 @@ impl MessageSink for ToClient {
     async fn send(&mut self, message: Bytes) -> io::Result<()> {
         self.in_flight.going_to_client(&message);
         match &mut self.way {
-            Way::WebSocket(writer) => MessageSink::send(writer, message).await,
+            Way::WebSocket(socket) => {
+                socket.send(message).await;
+                Ok(())
+            }
             Way::Http(streams) => streams.send(message).await,
         }
     }
@@ -157,9 +161,9 @@ impl MessageSink for ToClient {
     }
 
     async fn close(&mut self) -> io::Result<()> {
-        // A WebSocket's writer sees its channel close when this sink is dropped, next.
-        if let Way::Http(streams) = &mut self.way {
-            streams.close();
+        match &mut self.way {
+            Way::WebSocket(socket) => socket.close(),
+            Way::Http(streams) => streams.close(),
         }
         Ok(())
     }
@@ -217,7 +221,19 @@ mod tests {
         let draining = watch::Sender::new(false);
         let (to_chain, mut source) =
             FromClient::new(&state, Duration::from_secs(600), draining.subscribe());
-        let mut sink = ToClient::new(Way::WebSocket(mpsc::channel(4).0), &state);
+        let (chain_input, _) = mpsc::channel(4);
+        let connection = crate::serve::websocket_connection::WsConnection::new(
+            state.connection.clone(),
+            heard.clone(),
+            chain_input,
+            1 << 20,
+        );
+        let outbound = WsOutbound::new(
+            connection,
+            Arc::default(),
+            OpenConnection::counted(Profile::WebSocket),
+        );
+        let mut sink = ToClient::new(Way::WebSocket(outbound), &state);
         to_chain
             .send(Bytes::from_static(
                 br#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#,

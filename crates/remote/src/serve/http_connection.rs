@@ -1,6 +1,7 @@
 //! One Streamable HTTP connection's state: its chain's inbound queue, the streams the chain's
 //! messages wait in until the client reads them (one for the connection, one per session),
-//! and the route each answer takes. The registry of live connections by `Acp-Connection-Id`.
+//! what was sent on them for a client that resumes one by cursor, and the route each answer
+//! takes. The registry of live connections by `Acp-Connection-Id`.
 
 use std::collections::HashMap;
 use std::io;
@@ -10,13 +11,12 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::client_link::OpenConnection;
+use super::cursor::Cursor;
 use super::heard::Heard;
 use super::ids::ConnectionId;
+use super::mailbox::{Mailbox, NO_READER, Taken};
+use super::replay::{ReplayBuffer, ReplayRefusal, StreamKey};
 use acp_trace::classify::{Kind, classify};
-
-/// Messages a stream holds for a client that is not reading it (yet) before the chain's
-/// writer waits; past the chain's `write_timeout` the connection fails.
-const STREAM_QUEUE: usize = 256;
 
 /// The live connections.
 #[derive(Debug, Default)]
@@ -53,24 +53,8 @@ enum Route {
     Opening(oneshot::Sender<Bytes>),
 }
 
-/// One stream's queue. Its receiver is lent to at most one GET at a time and taken back when
-/// that GET ends, so what arrives between two GETs waits for the next.
-#[derive(Debug)]
-pub(super) struct Mailbox {
-    sender: mpsc::Sender<Bytes>,
-    receiver: Mutex<Option<mpsc::Receiver<Bytes>>>,
-}
-
-impl Mailbox {
-    fn new() -> Arc<Mailbox> {
-        let (sender, receiver) = mpsc::channel(STREAM_QUEUE);
-        Arc::new(Mailbox {
-            sender,
-            receiver: Mutex::new(Some(receiver)),
-        })
-    }
-}
-
+/// A connection's streams: each a queue lent to at most one GET at a time, so what arrives
+/// between two GETs waits for the next; a GET resuming with a cursor takes a stream over.
 #[derive(Debug)]
 struct Streams {
     connection: Arc<Mailbox>,
@@ -78,21 +62,43 @@ struct Streams {
     /// Answers owed, by the request's id as the client wrote it (the chain answers with the
     /// id byte for byte).
     pending: HashMap<String, Route>,
+    /// What was sent on every stream and not acknowledged, for resumes.
+    replay: ReplayBuffer,
+    /// The generation of the last reader lent a stream.
+    readers: u64,
 }
 
 impl Streams {
     fn session(&mut self, session: &str) -> Arc<Mailbox> {
         self.sessions
             .entry(session.to_owned())
-            .or_insert_with(Mailbox::new)
+            .or_insert_with(|| Arc::new(Mailbox::new()))
             .clone()
     }
 }
 
 /// What to do with one message from the chain.
 enum Delivery {
-    Stream(mpsc::Sender<Bytes>),
+    Stream(Arc<Mailbox>),
     Opening(oneshot::Sender<Bytes>),
+}
+
+/// Why a GET cannot have a stream.
+#[derive(Debug)]
+pub(super) enum LendRefusal {
+    /// Another GET reads it (and this one gave no cursor to take over with).
+    Busy,
+    /// No such session (yet).
+    UnknownSession,
+    /// The cursor cannot be resumed from.
+    Resume(ReplayRefusal),
+}
+
+/// What a stream's reader got.
+enum Next {
+    Message(Cursor, Bytes),
+    Empty,
+    Superseded,
 }
 
 #[derive(Debug)]
@@ -107,19 +113,23 @@ pub(super) struct HttpConnection {
 }
 
 impl HttpConnection {
+    /// `replay_budget` bounds what is kept for resumes (`--resume-buffer`).
     pub(super) fn new(
         id: ConnectionId,
         heard: Arc<Heard>,
         to_chain: mpsc::Sender<Bytes>,
+        replay_budget: usize,
     ) -> Arc<HttpConnection> {
         Arc::new(HttpConnection {
             id,
             heard,
             to_chain: Mutex::new(Some(to_chain)),
             streams: Mutex::new(Streams {
-                connection: Mailbox::new(),
+                connection: Arc::new(Mailbox::new()),
                 sessions: HashMap::new(),
                 pending: HashMap::new(),
+                replay: ReplayBuffer::new(replay_budget),
+                readers: 0,
             }),
             closed: watch::Sender::new(false),
         })
@@ -169,32 +179,67 @@ impl HttpConnection {
         self.streams.lock().expect("streams").session(session);
     }
 
-    /// The stream a GET reads: the connection's, or a known session's. `Err(true)` when that
-    /// stream already has a reader, `Err(false)` for a session never seen.
+    /// The stream a GET reads: the connection's, or a known session's. Without a cursor
+    /// (`resume`) the stream must have no reader, and what was sent on it before is
+    /// forgotten; with one, the stream's messages after it are sent again first, and the GET
+    /// takes the stream over from a reader the server has not yet seen go.
     pub(super) fn lend_stream(
         self: &Arc<Self>,
         session: Option<&str>,
-    ) -> Result<StreamLease, bool> {
-        let mailbox = {
-            let streams = self.streams.lock().expect("streams");
-            match session {
-                None => streams.connection.clone(),
-                Some(session) => streams.sessions.get(session).cloned().ok_or(false)?,
-            }
+        resume: Option<Cursor>,
+    ) -> Result<StreamLease, LendRefusal> {
+        let mut streams = self.streams.lock().expect("streams");
+        let mailbox = match session {
+            None => streams.connection.clone(),
+            Some(session) => streams
+                .sessions
+                .get(session)
+                .cloned()
+                .ok_or(LendRefusal::UnknownSession)?,
         };
-        let receiver = mailbox
-            .receiver
-            .lock()
-            .expect("mailbox")
-            .take()
-            .ok_or(true)?;
-        self.heard.stream_opened();
+        let key: StreamKey = session.map(Arc::from);
+        let replay = match resume {
+            None if mailbox.reader() != NO_READER => return Err(LendRefusal::Busy),
+            None => {
+                streams.replay.forget(&key);
+                Vec::new()
+            }
+            Some(from) => streams
+                .replay
+                .resume(&key, from)
+                .map_err(LendRefusal::Resume)?,
+        };
+        streams.readers += 1;
+        let generation = streams.readers;
+        let replaced = mailbox.set_reader(generation);
+        drop(streams);
+        if replaced == NO_READER {
+            self.heard.stream_opened();
+        } else {
+            self.heard.now();
+        }
         Ok(StreamLease {
-            receiver: Some(receiver),
+            connection: self.clone(),
+            key,
             mailbox,
-            heard: self.heard.clone(),
+            generation,
             closed: self.closed.subscribe(),
+            replay: replay.into(),
         })
+    }
+
+    /// The next message of `mailbox` for its reader `generation`, with its cursor, kept for
+    /// resumes.
+    fn take(&self, key: &StreamKey, mailbox: &Mailbox, generation: u64) -> Next {
+        let mut streams = self.streams.lock().expect("streams");
+        match mailbox.take(generation) {
+            Taken::Message(message) => {
+                let cursor = streams.replay.record(key, message.clone());
+                Next::Message(cursor, message)
+            }
+            Taken::Empty => Next::Empty,
+            Taken::Superseded => Next::Superseded,
+        }
     }
 
     /// Where one message from the chain goes: a response to the route its request set (the
@@ -231,7 +276,7 @@ impl HttpConnection {
             Some(session) => streams.session(&session),
             None => streams.connection.clone(),
         };
-        Delivery::Stream(mailbox.sender.clone())
+        Delivery::Stream(mailbox)
     }
 
     fn close(&self) {
@@ -275,10 +320,10 @@ impl Outbound {
                 let _ = sender.send(message);
                 Ok(())
             }
-            Delivery::Stream(sender) => sender
-                .send(message)
-                .await
-                .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the stream is gone")),
+            Delivery::Stream(mailbox) => {
+                mailbox.put(message).await;
+                Ok(())
+            }
         }
     }
 
@@ -290,31 +335,54 @@ impl Outbound {
     }
 }
 
-/// One GET's hold on a stream: gives the receiver back when the GET ends.
+/// One GET's hold on a stream, until the GET ends or a resuming GET takes the stream over.
 pub(super) struct StreamLease {
-    receiver: Option<mpsc::Receiver<Bytes>>,
+    connection: Arc<HttpConnection>,
+    key: StreamKey,
     mailbox: Arc<Mailbox>,
-    heard: Arc<Heard>,
+    generation: u64,
     closed: watch::Receiver<bool>,
+    /// Messages sent before and not acknowledged, sent again first.
+    replay: std::collections::VecDeque<(Cursor, Bytes)>,
 }
 
 impl StreamLease {
-    /// The next message; `None` once the connection has closed and the stream is drained.
-    pub(super) async fn next(&mut self) -> Option<Bytes> {
-        let receiver = self.receiver.as_mut().expect("a lease holds its receiver");
+    /// The next message and its cursor; `None` once the connection has closed and the stream
+    /// is drained, or once another GET has taken the stream over.
+    pub(super) async fn next(&mut self) -> Option<(Cursor, Bytes)> {
+        if let Some(message) = self.replay.pop_front() {
+            return Some(message);
+        }
         loop {
-            if let Ok(message) = receiver.try_recv() {
-                return Some(message);
+            match self
+                .connection
+                .take(&self.key, &self.mailbox, self.generation)
+            {
+                Next::Message(cursor, message) => return Some((cursor, message)),
+                Next::Superseded => return None,
+                Next::Empty => {}
+            }
+            // Only now register for a wake-up (not per message), then look once more so that
+            // nothing arriving in between is missed.
+            let changed = self.mailbox.changed();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            match self
+                .connection
+                .take(&self.key, &self.mailbox, self.generation)
+            {
+                Next::Message(cursor, message) => return Some((cursor, message)),
+                Next::Superseded => return None,
+                Next::Empty => {}
             }
             if *self.closed.borrow() {
                 return None;
             }
             tokio::select! {
-                biased;
-                message = receiver.recv() => return message,
-                changed = self.closed.changed() => {
-                    if changed.is_err() {
-                        return receiver.try_recv().ok();
+                () = &mut changed => {}
+                closed = self.closed.changed() => {
+                    if closed.is_err() {
+                        return None;
                     }
                 }
             }
@@ -324,10 +392,9 @@ impl StreamLease {
 
 impl Drop for StreamLease {
     fn drop(&mut self) {
-        if let Some(receiver) = self.receiver.take() {
-            *self.mailbox.receiver.lock().expect("mailbox") = Some(receiver);
+        if self.mailbox.release(self.generation) {
+            self.connection.heard.stream_closed();
         }
-        self.heard.stream_closed();
     }
 }
 
@@ -337,7 +404,7 @@ mod tests {
 
     fn connection() -> Arc<HttpConnection> {
         let (to_chain, _) = mpsc::channel(1);
-        HttpConnection::new(ConnectionId::random(), Heard::new(), to_chain)
+        HttpConnection::new(ConnectionId::random(), Heard::new(), to_chain, 1 << 20)
     }
 
     async fn deliver(connection: &Arc<HttpConnection>, line: &str) {
@@ -351,24 +418,32 @@ mod tests {
             .unwrap();
     }
 
+    async fn next_with_cursor(lease: &mut StreamLease) -> (u64, String) {
+        let (cursor, message) =
+            tokio::time::timeout(std::time::Duration::from_secs(1), lease.next())
+                .await
+                .expect("a message")
+                .expect("the stream is open");
+        (cursor.0, String::from_utf8(message.to_vec()).unwrap())
+    }
+
     async fn next(lease: &mut StreamLease) -> String {
-        let message = tokio::time::timeout(std::time::Duration::from_secs(1), lease.next())
-            .await
-            .expect("a message")
-            .expect("the stream is open");
-        String::from_utf8(message.to_vec()).unwrap()
+        next_with_cursor(lease).await.1
     }
 
     #[tokio::test]
     async fn answers_follow_their_request_and_session_messages_their_session() {
         let c = connection();
-        let mut conn_stream = c.lend_stream(None).unwrap();
+        let mut conn_stream = c.lend_stream(None, None).unwrap();
         assert!(
-            matches!(c.lend_stream(None), Err(true)),
+            matches!(c.lend_stream(None, None), Err(LendRefusal::Busy)),
             "one reader at a time"
         );
         assert!(
-            matches!(c.lend_stream(Some("s1")), Err(false)),
+            matches!(
+                c.lend_stream(Some("s1"), None),
+                Err(LendRefusal::UnknownSession)
+            ),
             "unknown session"
         );
 
@@ -377,7 +452,7 @@ mod tests {
         deliver(&c, new).await;
         assert_eq!(next(&mut conn_stream).await, new);
 
-        let mut session_stream = c.lend_stream(Some("s1")).unwrap();
+        let mut session_stream = c.lend_stream(Some("s1"), None).unwrap();
         c.expect_answer("\"p\"", Some("s1"));
         let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1"}}"#;
         let ask = r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1"}}"#;
@@ -395,11 +470,11 @@ mod tests {
     #[tokio::test]
     async fn a_stream_keeps_what_arrives_between_readers_and_ends_after_close() {
         let c = connection();
-        let first = c.lend_stream(None).unwrap();
+        let first = c.lend_stream(None, None).unwrap();
         drop(first);
         let note = r#"{"jsonrpc":"2.0","method":"_x/note","params":{}}"#;
         deliver(&c, note).await;
-        let mut again = c.lend_stream(None).unwrap();
+        let mut again = c.lend_stream(None, None).unwrap();
         assert_eq!(next(&mut again).await, note);
         deliver(&c, note).await;
         c.close();
@@ -416,7 +491,54 @@ mod tests {
         deliver(&c, early).await;
         deliver(&c, init).await;
         assert_eq!(&answer.await.unwrap()[..], init.as_bytes());
-        let mut stream = c.lend_stream(None).unwrap();
+        let mut stream = c.lend_stream(None, None).unwrap();
         assert_eq!(next(&mut stream).await, early);
+    }
+
+    #[tokio::test]
+    async fn a_resuming_reader_takes_over_and_gets_what_followed_its_cursor() {
+        let c = connection();
+        let mut first = c.lend_stream(None, None).unwrap();
+        let notes: Vec<String> = (0..4)
+            .map(|i| format!(r#"{{"jsonrpc":"2.0","method":"_x/n","params":{{"i":{i}}}}}"#))
+            .collect();
+        for note in &notes[..3] {
+            deliver(&c, note).await;
+        }
+        // The first reader got three messages out, the client processed only the first.
+        assert_eq!(next_with_cursor(&mut first).await, (1, notes[0].clone()));
+        assert_eq!(next_with_cursor(&mut first).await, (2, notes[1].clone()));
+        assert_eq!(next_with_cursor(&mut first).await, (3, notes[2].clone()));
+        let mut resumed = c.lend_stream(None, Some(Cursor(1))).unwrap();
+        assert!(first.next().await.is_none(), "the old reader ends");
+        drop(first);
+        deliver(&c, &notes[3]).await;
+        assert_eq!(next_with_cursor(&mut resumed).await, (2, notes[1].clone()));
+        assert_eq!(next_with_cursor(&mut resumed).await, (3, notes[2].clone()));
+        assert_eq!(next_with_cursor(&mut resumed).await, (4, notes[3].clone()));
+        assert!(
+            matches!(c.lend_stream(None, None), Err(LendRefusal::Busy)),
+            "the resumed reader holds the stream"
+        );
+        assert!(matches!(
+            c.lend_stream(None, Some(Cursor(9))),
+            Err(LendRefusal::Resume(ReplayRefusal::Unknown { .. }))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_resume_from_before_the_replay_budget_is_refused() {
+        let (to_chain, _) = mpsc::channel(1);
+        let c = HttpConnection::new(ConnectionId::random(), Heard::new(), to_chain, 100);
+        let mut reader = c.lend_stream(None, None).unwrap();
+        let note = r#"{"jsonrpc":"2.0","method":"_x/a_note_of_some_length","params":{}}"#;
+        for _ in 0..3 {
+            deliver(&c, note).await;
+            next(&mut reader).await;
+        }
+        assert!(matches!(
+            c.lend_stream(None, Some(Cursor(1))),
+            Err(LendRefusal::Resume(ReplayRefusal::Dropped { .. }))
+        ));
     }
 }

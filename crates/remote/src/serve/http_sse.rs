@@ -22,8 +22,9 @@ use super::Served;
 use super::admission::refused;
 use super::client_link::{ClientState, FromClient, OpenConnection, ToClient, Way};
 use super::heard::Heard;
-use super::http_connection::{HttpConnection, Outbound, StreamLease};
+use super::http_connection::{HttpConnection, LendRefusal, Outbound, StreamLease};
 use super::in_flight::InFlight;
+use super::resume::{self, ResumeRefused};
 use crate::protocol;
 use acp_metrics::labels::Profile;
 use acp_trace::classify::{Kind, classify};
@@ -147,7 +148,7 @@ async fn open(served: &Served, request_id: String, body: Bytes, early: bool) -> 
     };
     let (to_chain, from_client) =
         FromClient::new(&state, served.limits.idle, served.admission.draining());
-    let connection = HttpConnection::new(id.clone(), heard, to_chain);
+    let connection = HttpConnection::new(id.clone(), heard, to_chain, served.limits.resume_buffer);
     let answer = connection.answer_opening(&request_id);
     served.http.insert(connection.clone());
     let open = OpenConnection::counted(Profile::Http);
@@ -199,6 +200,7 @@ async fn open(served: &Served, request_id: String, body: Bytes, early: bool) -> 
         response
             .headers_mut()
             .insert(protocol::CONNECTION_ID, value);
+        served.advertise_resume(response.headers_mut());
         tracing::info!(connection = %id, "HTTP connection open");
     }
     response
@@ -251,6 +253,7 @@ fn answer_later(
     response
         .headers_mut()
         .insert(protocol::CONNECTION_ID, value);
+    served.advertise_resume(response.headers_mut());
     tracing::info!(connection = %id, "HTTP connection open (proxy/initialize answered later)");
     response
 }
@@ -273,20 +276,42 @@ pub(super) async fn stream(served: &Served, headers: &HeaderMap) -> Response {
     let Some(connection_id) = header_text(headers, protocol::CONNECTION_ID) else {
         return refuse(StatusCode::BAD_REQUEST, "Acp-Connection-Id header required");
     };
+    let resume = match resume::last_event_id(headers).transpose() {
+        Ok(resume) => resume,
+        Err(refused) => return refused.response(Profile::Http),
+    };
     let Some(connection) = served.http.get(connection_id) else {
+        if resume.is_some() {
+            return ResumeRefused::NoConnection(connection_id.to_owned()).response(Profile::Http);
+        }
         return refuse(StatusCode::NOT_FOUND, "no such connection");
     };
     let session = header_text(headers, protocol::SESSION_ID);
-    let lease = match connection.lend_stream(session) {
+    let lease = match connection.lend_stream(session, resume) {
         Ok(lease) => lease,
-        Err(true) => return refuse(StatusCode::CONFLICT, "this stream already has a reader"),
-        Err(false) => return refuse(StatusCode::NOT_FOUND, "no such session"),
+        Err(LendRefusal::Busy) => {
+            return refuse(StatusCode::CONFLICT, "this stream already has a reader");
+        }
+        Err(LendRefusal::UnknownSession) => {
+            return refuse(StatusCode::NOT_FOUND, "no such session");
+        }
+        Err(LendRefusal::Resume(refusal)) => {
+            let from = resume.expect("only a resume is refused for its cursor");
+            return ResumeRefused::of(from, refusal).response(Profile::Http);
+        }
     };
+    if let Some(from) = resume {
+        resume::counted(Profile::Http, acp_metrics::labels::ResumeOutcome::Resumed);
+        tracing::info!(connection = %connection.id, session, cursor = %from, "SSE stream resumed");
+    }
     let events = stream::unfold(lease, |mut lease: StreamLease| async move {
         loop {
-            let message = lease.next().await?;
+            let (cursor, message) = lease.next().await?;
             match std::str::from_utf8(&message) {
-                Ok(text) => return Some((Ok::<_, Infallible>(Event::default().data(text)), lease)),
+                Ok(text) => {
+                    let event = Event::default().id(cursor.to_string()).data(text);
+                    return Some((Ok::<_, Infallible>(event), lease));
+                }
                 Err(_) => tracing::warn!("dropped a message to the client that is not UTF-8"),
             }
         }

@@ -12,6 +12,10 @@
 //! | `admin.rs` | `--admin-listen`: `/healthz`, `/readyz`, `/metrics`, `POST /drain`, `POST /reload` |
 //! | `reload_asks.rs` | `POST /reload`'s ask, and the answer from whoever reloads |
 //! | `client_link.rs` | the client's end of a chain's editor link |
+//! | `mailbox.rs` | one stream's queue toward the client, and its one reader |
+//! | `cursor.rs` | a message's position, the SSE `id` and `Last-Event-ID` |
+//! | `replay.rs` | what a connection sent and keeps for resumes, bounded in bytes |
+//! | `resume.rs` | a refused resume's `409` and the resume counters |
 //! | `heard.rs` | when the client was last heard from, for the idle limit |
 //! | `websocket.rs` | the WebSocket profile |
 //! | `http_sse.rs` | the Streamable HTTP profile: POST, GET (SSE), DELETE |
@@ -23,6 +27,7 @@ mod admin;
 mod admission;
 mod auth;
 mod client_link;
+mod cursor;
 mod error;
 mod heard;
 mod http_connection;
@@ -31,8 +36,12 @@ mod ids;
 mod in_flight;
 mod limits;
 mod listener;
+mod mailbox;
 mod reload_asks;
+mod replay;
+mod resume;
 mod websocket;
+mod websocket_connection;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -60,12 +69,14 @@ use http_connection::Registry;
 pub use ids::ConnectionId;
 pub use limits::Limits;
 pub use reload_asks::{ReloadAnswer, ReloadAsk, ReloadAsker, ReloadAsks, reload_asks};
+pub use resume::RESUME_REFUSED;
 
 /// What the handlers share.
 #[derive(Clone)]
 struct Served {
     admission: Admission,
     http: Arc<Registry>,
+    websockets: Arc<websocket_connection::Registry>,
     limits: Limits,
     /// `--replica`: what every connection id starts with.
     replica: Option<Arc<str>>,
@@ -74,6 +85,20 @@ struct Served {
 impl Served {
     fn new_id(&self) -> ConnectionId {
         ConnectionId::random_after(self.replica.as_deref())
+    }
+
+    /// Says, on the answer that opens a connection, that its streams can be resumed and
+    /// for how much and how long (RFD "Durable & Resumable HTTP/WS Transport").
+    fn advertise_resume(&self, headers: &mut HeaderMap) {
+        let value = format!(
+            "bytes={}, seconds={}",
+            self.limits.resume_buffer,
+            self.limits.resume_window.as_secs()
+        );
+        headers.insert(
+            protocol::RESUMABLE,
+            HeaderValue::from_str(&value).expect("digits are a valid header value"),
+        );
     }
 }
 
@@ -224,6 +249,7 @@ impl Server {
         let served = Served {
             admission,
             http: Arc::new(Registry::default()),
+            websockets: Arc::new(websocket_connection::Registry::default()),
             limits: plan.limits,
             replica: plan.replica.clone(),
         };
@@ -280,7 +306,7 @@ async fn on_get(
     headers: HeaderMap,
 ) -> Response {
     match upgrade {
-        Ok(upgrade) => websocket::upgrade(&served, upgrade),
+        Ok(upgrade) => websocket::upgrade(&served, upgrade, &headers),
         Err(_) => http_sse::stream(&served, &headers).await,
     }
 }
