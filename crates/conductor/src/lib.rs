@@ -11,6 +11,7 @@ pub mod logging;
 pub mod mcp;
 pub mod prompt_command;
 pub mod registry;
+mod resident;
 pub mod run;
 pub mod serve;
 mod signals;

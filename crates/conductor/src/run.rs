@@ -142,6 +142,12 @@ async fn run_chain_with(
     // Components first, so that one failing to start is reported before anything the
     // editor sends.
     let components = supervisor.start_chain();
+    if matches!(stopping, Stopping::SignalsReloadOnHangup) {
+        // `run` is one chain for as long as the editor's session: what start-up needed of
+        // the executable need not stay resident.
+        let dropped = crate::resident::drop_startup_pages();
+        tracing::debug!(bytes = dropped, "start-up pages of the executable dropped");
+    }
     let events_rx = match watcher {
         Some(watcher) => watch(watcher, &components, events_rx),
         None => events_rx,
