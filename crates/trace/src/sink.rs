@@ -319,4 +319,36 @@ mod tests {
         assert_eq!(items.try_iter().count(), 1);
         assert_eq!(sink.shared().dropped.load(Ordering::Relaxed), 0);
     }
+
+    #[test]
+    fn a_tee_feeds_both_consumers_and_tagged_sinks_share_one_consumer_and_budget() {
+        let (file, file_items) = TraceSink::channel(1 << 20);
+        let (sinks, tagged) = tagged_channel(ITEM_COST + 8);
+        let both = TraceSink::tee(Some(file), Some(sinks.sink(7))).expect("a sink");
+        both.frame_out(LinkId(2), &Bytes::from_static(b"1234"));
+        both.point(TracePoint::Link {
+            link: LinkId(2),
+            name: "p1".into(),
+            position: Some(1),
+        });
+        both.component("p1", ComponentEvent::Started, "pid 1".into());
+        assert_eq!(file_items.try_iter().count(), 3);
+        let wait = std::time::Duration::from_millis(10);
+        let mut seen = Vec::new();
+        while let Ok((tag, item)) = tagged.recv_timeout(wait) {
+            seen.push((tag, item));
+        }
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen.iter().all(|(tag, _)| *tag == 7));
+        // Taken, a message no longer counts against the budget.
+        assert_eq!(sinks.shared.queued.load(Ordering::Relaxed), 0);
+        // Two chains' sinks share the budget: the second message waiting is dropped.
+        sinks.sink(1).message(line("1234"));
+        sinks.sink(2).message(line("5678"));
+        assert_eq!(tagged.dropped(), 1);
+        assert_eq!(tagged.recv_timeout(wait).map(|(tag, _)| tag).ok(), Some(1));
+        // Either alone is itself.
+        assert!(TraceSink::tee(None, None).is_none());
+        assert!(TraceSink::tee(None, Some(sinks.sink(3))).is_some());
+    }
 }
