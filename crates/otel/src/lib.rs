@@ -117,11 +117,15 @@ pub fn start(
         .with_timeout(EXPORT_TIMEOUT)
         .build()
         .map_err(|error| OtelError::Exporter(error.to_string()))?;
-    exporter.set_resource(
-        &Resource::builder()
+    // `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` are read by the builder; the service
+    // is `acp-conductor` unless the former names another.
+    let resource = match std::env::var("OTEL_SERVICE_NAME") {
+        Ok(name) if !name.trim().is_empty() => Resource::builder().build(),
+        _ => Resource::builder()
             .with_service_name("acp-conductor")
             .build(),
-    );
+    };
+    exporter.set_resource(&resource);
     let lost = Arc::new(Lost::default());
     let (done_tx, done) = mpsc::channel();
     let queue = export::spawn(exporter, export::QUEUE, lost.clone(), done_tx)?;
