@@ -286,19 +286,19 @@ fn a_collector_that_hangs_never_slows_a_prompt_and_the_run_still_ends_in_bounded
     let mut editor = launch(&chain, &[]);
     editor.initialize();
     let session = editor.new_session();
-    let started = Instant::now();
+    // Twenty turns of 50 updates through 3 hops, their spans exported while they run: an
+    // export waits up to 10 s for the collector, and no turn waits for an export.
     for turn in 0..20 {
+        let started = Instant::now();
         let exchange = editor.prompt(&session, &format!("turn {turn}"));
         assert_eq!(exchange.result()["stopReason"], "end_turn");
         assert_eq!(exchange.chunk_texts().len(), 50);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "turn {turn} took {:?}",
+            started.elapsed()
+        );
     }
-    // Twenty turns of 50 updates through 3 hops: nothing waits on the collector (each export
-    // waits 10 s for it).
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "{:?}",
-        started.elapsed()
-    );
     editor.close_stdin();
     let closed = Instant::now();
     assert!(editor.wait_exit().success(), "{}", editor.stderr());
