@@ -80,6 +80,7 @@ fn metrics_families_are_present_and_move_with_sessions_over_both_profiles() {
         "acp_links_paused",
         "acp_requests_in_flight",
         "acp_draining",
+        "acp_otlp_spans_dropped_total",
     ] {
         assert!(before.has(family), "{family} is missing:\n{}", before.text);
     }

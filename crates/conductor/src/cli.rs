@@ -286,9 +286,11 @@ fn run_chain(
         Mode::Proxy => ChainMode::Proxy,
         Mode::Agent => ChainMode::Agent,
     };
+    crate::otlp::start(&config);
     let finish =
         runtime::run_on_main_thread(RuntimeKind::OneThread, |main| run::run(main, &config, mode))
             .expect("tokio runtime");
+    crate::otlp::finish();
     match finish {
         Finish::Stopped => Ok(()),
         Finish::Failed => Err(CommandError::ChainFailed),

@@ -9,6 +9,7 @@ mod config_watch;
 pub mod doctor;
 pub mod logging;
 pub mod mcp;
+mod otlp;
 pub mod prompt_command;
 pub mod registry;
 mod resident;

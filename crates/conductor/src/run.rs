@@ -19,7 +19,7 @@ use acp_link::event::Event;
 use acp_link::{Link, LinkDone, LinkId, LinkLimits, Links};
 use acp_router::topology::{ChainMode, Topology};
 use acp_router::{DialectChoice, Finish, Role};
-use acp_trace::{self as trace, Trace, TraceError};
+use acp_trace::{self as trace, Trace, TraceError, TraceSink};
 
 const EVENT_QUEUE: usize = 1024;
 /// The name of position 0 in logs, errors and the trace.
@@ -125,8 +125,10 @@ async fn run_chain_with(
         queue_limit: settings.queue_limit,
         write_timeout: settings.write_timeout,
     };
-    let links =
-        Links::new(events_tx.clone(), limits).traced(trace.as_ref().map(|t| t.sink().clone()));
+    // The trace file's producers feed the OTLP export too when it is on.
+    let otel = acp_otel::get().map(acp_otel::Otlp::chain);
+    let sink = TraceSink::tee(trace.as_ref().map(|t| t.sink().clone()), otel.clone());
+    let links = Links::new(events_tx.clone(), limits).traced(sink.clone());
     let topology = Topology {
         proxies: config.proxies.len(),
         mode,
@@ -193,7 +195,7 @@ async fn run_chain_with(
         supervisor,
         settings.shutdown_grace,
     )
-    .with_trace(trace.as_ref().map(|t| t.sink().clone()));
+    .with_trace(sink);
     let finish = router.run_reloading(&mut reloads, wanted_tx).await;
     router.close_components();
     let _ = tokio::time::timeout(EDITOR_FLUSH_WAIT, editor_done.writer_finished()).await;
@@ -216,6 +218,9 @@ async fn run_chain_with(
     tracing::info!("{}", end.describe(started.elapsed()));
     if let Some(trace) = trace {
         trace.finish(&end.why);
+    }
+    if let Some(otel) = otel {
+        otel.end(end.why.clone());
     }
     signals.abort();
     finish
@@ -265,7 +270,7 @@ fn start_trace(config: &Config, mode: ChainMode) -> Result<Option<Trace>, TraceE
 /// The values of every `env` entry of the configuration (proxies' and the agent's, and the
 /// variables a WASM proxy's sandbox passes through) and of every `headers` entry of a remote
 /// component: each is a secret in the trace.
-fn secrets_of(config: &Config) -> Vec<String> {
+pub(crate) fn secrets_of(config: &Config) -> Vec<String> {
     let proxies = config.proxies.iter().flat_map(|proxy| match &proxy.launch {
         ProxyLaunch::Native(command) => command.env.iter(),
         ProxyLaunch::Wasm(wasm) => wasm.env.iter(),

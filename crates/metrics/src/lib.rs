@@ -53,6 +53,8 @@ pub struct Metrics {
     /// 1 while `serve` drains.
     pub draining: Gauge,
     reloads: Family<ReloadLabels, Counter>,
+    /// Spans of the OpenTelemetry export dropped rather than slowing routing (acp-otel).
+    pub otlp_spans_dropped: Counter,
     links: [LinkMeter; 4],
     component_kinds: OnceLock<HashMap<String, &'static str>>,
 }
@@ -196,6 +198,12 @@ impl Metrics {
         for outcome in ReloadOutcome::ALL {
             reloads.get_or_create_owned(&ReloadLabels { outcome });
         }
+        let otlp_spans_dropped = Counter::default();
+        registry.register(
+            "otlp_spans_dropped",
+            "Spans of the OpenTelemetry export dropped (queue full, export failed) rather than slowing routing",
+            otlp_spans_dropped.clone(),
+        );
         for state in [ChainState::Running, ChainState::Draining] {
             chains.get_or_create_owned(&ChainLabels { state });
         }
@@ -225,6 +233,7 @@ impl Metrics {
             turns_in_flight,
             draining,
             reloads,
+            otlp_spans_dropped,
             links,
             component_kinds: OnceLock::new(),
         }

@@ -29,7 +29,7 @@ pub enum TracePoint {
 }
 
 /// One message on one link.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Message {
     pub at: Instant,
     pub link: LinkId,
@@ -55,7 +55,7 @@ impl Dir {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Frame {
     /// The line as on the link, without its newline.
     Line(Bytes),

@@ -37,7 +37,7 @@ use std::time::{Duration, SystemTime};
 pub use header::Component;
 pub use item::{ComponentEvent, Item};
 pub use redact::{PatternError, REDACTED, Redactor};
-pub use sink::TraceSink;
+pub use sink::{TaggedItems, TaggedSinks, TraceSink, tagged_channel};
 
 /// What the configuration asks of the trace: `trace`, `trace_payloads`, `redact`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -191,6 +191,12 @@ fn summary(config: &Config, registry: Option<&RegistryUse>) -> String {
     if let Some(file) = &settings.trace.file {
         text.push_str(&trace_sentence(file, &settings.trace));
     }
+    if let Some(endpoint) = &settings.otlp {
+        text.push_str(&format!(
+            " Spans are exported over OTLP/HTTP to {endpoint}/v1/traces.",
+            endpoint = endpoint.trim_end_matches('/')
+        ));
+    }
     text.push_str(mcp_bridge_sentence(settings.mcp_bridge));
     text
 }
@@ -398,6 +404,23 @@ mod tests {
                  matches of 1 `redact` pattern are written as \"[redacted]\".",
                 temp.path().join("t.jsonl").display()
             )),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn the_otlp_endpoint_is_named_in_the_summary() {
+        let temp = TempDir::new("check-otlp");
+        temp.demo_agent("bin");
+        let file = temp.write(
+            "conductor.toml",
+            "[conductor]\notlp = \"http://collector:4318/\"\n[agent]\nbuiltin = \"demo\"\n",
+        );
+        let (code, out, _) = run(&temp, &file);
+        assert_eq!(code, 0);
+        assert!(
+            out.trim_end()
+                .ends_with("Spans are exported over OTLP/HTTP to http://collector:4318/v1/traces."),
             "{out}"
         );
     }

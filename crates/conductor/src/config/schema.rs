@@ -40,6 +40,7 @@ const CONDUCTOR_KEYS: &[&str] = &[
     "mcp_bridge",
     "watch",
     "reload_open",
+    "otlp",
 ];
 const AGENT_KEYS: &[&str] = &[
     "command",
@@ -283,6 +284,9 @@ impl Validator<'_, '_, '_> {
             settings.reload_open = reload_open;
         }
         self.trace_settings(table, &mut settings.trace, scope);
+        if let Some(value) = table.get("otlp") {
+            settings.otlp = self.otlp_endpoint(value, scope);
+        }
         settings
     }
 

@@ -142,12 +142,15 @@ pub fn main(args: ServeArgs, log: Option<&str>) -> Result<(), ServeCommandError>
     };
     acp_metrics::enable().set_component_kinds(component_kinds(&config));
     check_file_limit(&config, args.limits.max_connections);
+    crate::otlp::start(&config);
     let drain_timeout = args.drain_timeout;
     // Chains run on this (the main) thread, inside the local set; see `chains`.
-    runtime::run_on_main_thread(RuntimeKind::WorkersAndLocalSet, |main| {
+    let served = runtime::run_on_main_thread(RuntimeKind::WorkersAndLocalSet, |main| {
         serve(main, config, mode, plan, drain_timeout)
     })
-    .map_err(ServeCommandError::Runtime)?
+    .map_err(ServeCommandError::Runtime)?;
+    crate::otlp::finish();
+    served
 }
 
 async fn serve(

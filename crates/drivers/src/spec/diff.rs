@@ -591,6 +591,9 @@ fn conductor_differences(old: &Config, new: &Config) -> Vec<&'static str> {
     if a.reload_open != b.reload_open {
         changed.push("reload_open");
     }
+    if a.otlp != b.otlp {
+        changed.push("otlp");
+    }
     changed
 }
 

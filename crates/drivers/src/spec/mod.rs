@@ -80,6 +80,9 @@ pub struct ConductorSettings {
     /// `reload_open = true`: under `serve`, a reload changes the chains of connections open
     /// at the time too, not only those opened after it.
     pub reload_open: bool,
+    /// `otlp`: the OTLP/HTTP endpoint spans are exported to (`http://collector:4318`); `None`
+    /// when not written (then `OTEL_EXPORTER_OTLP_ENDPOINT` may name one).
+    pub otlp: Option<String>,
 }
 
 impl Default for ConductorSettings {
@@ -95,6 +98,7 @@ impl Default for ConductorSettings {
             mcp_bridge: BridgeForm::Auto,
             watch: false,
             reload_open: false,
+            otlp: None,
         }
     }
 }

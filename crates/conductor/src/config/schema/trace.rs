@@ -1,5 +1,5 @@
 //! The trace keys of `[conductor]`: `trace` (the file), `trace_payloads`, `redact` (regular
-//! expressions). Must not know how a trace is written, only what it is asked to be.
+//! expressions), `otlp` (where spans go). Must not know how a trace is written or exported.
 
 use std::path::PathBuf;
 
@@ -65,6 +65,18 @@ impl Validator<'_, '_, '_> {
             return None;
         }
         Some(path)
+    }
+
+    /// `otlp`: an OTLP/HTTP base URL (`http://collector:4318`).
+    pub(super) fn otlp_endpoint(&mut self, value: &Value<'_>, scope: Scope) -> Option<String> {
+        let text = self.string("otlp", value, scope)?;
+        match acp_otel::traces_url(&text) {
+            Ok(_) => Some(text),
+            Err(error) => {
+                self.error(value.span(), error.to_string());
+                None
+            }
+        }
     }
 
     /// `redact`: an array of regular expressions, each reported where it is written.

@@ -121,6 +121,7 @@ shared = true
                 mcp_bridge: BridgeForm::Auto,
                 watch: false,
                 reload_open: true,
+                otlp: None,
             },
             agent: Some(AgentSpec::Command(CommandSpec {
                 name: "claude".to_owned(),

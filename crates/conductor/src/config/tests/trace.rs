@@ -68,3 +68,23 @@ fn trace_keys_are_checked_where_they_are_written() {
         ]
     );
 }
+
+#[test]
+fn otlp_names_an_http_endpoint_and_anything_else_is_refused_where_written() {
+    let machine = Machine::new("otlp-key");
+    let config = machine
+        .valid("[conductor]\notlp = \"http://collector:4318\"\n[agent]\nbuiltin = \"demo\"\n");
+    assert_eq!(
+        config.conductor.otlp.as_deref(),
+        Some("http://collector:4318")
+    );
+    assert_eq!(machine.valid(DEMO_AGENT).conductor.otlp, None);
+    let errors =
+        machine.errors("[conductor]\notlp = \"collector:4318\"\n[agent]\nbuiltin = \"demo\"\n");
+    assert_eq!(
+        errors,
+        ["2:8: `otlp` \"collector:4318\" is not an http:// or https:// URL with a host"]
+    );
+    let errors = machine.errors("[conductor]\notlp = 4318\n[agent]\nbuiltin = \"demo\"\n");
+    assert_eq!(errors, ["2:8: `otlp` must be a string, found integer"]);
+}
