@@ -110,15 +110,26 @@ fn exchange(server: SocketAddr, request: &str) -> std::io::Result<(u16, String)>
     Ok((status, answer))
 }
 
+/// Why a connection was not opened.
+#[derive(Debug, thiserror::Error)]
+enum NotOpened {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("HTTP {status}: {body}")]
+    Refused { status: u16, body: String },
+    #[error("serve exited")]
+    Exited,
+}
+
 /// Opens a connection with `initialize`: its `Acp-Connection-Id`, or why it failed.
-fn open(server: SocketAddr) -> std::result::Result<String, String> {
+fn open(server: SocketAddr) -> std::result::Result<String, NotOpened> {
     let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#;
     let request = format!(
         "POST /acp HTTP/1.1\r\nHost: {server}\r\nContent-Type: application/json\r\nAccept: \
          application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    let (status, answer) = exchange(server, &request).map_err(|e| format!("{e}"))?;
+    let (status, answer) = exchange(server, &request)?;
     let id = answer.lines().find_map(|line| {
         let (name, value) = line.split_once(':')?;
         name.eq_ignore_ascii_case("acp-connection-id")
@@ -126,10 +137,15 @@ fn open(server: SocketAddr) -> std::result::Result<String, String> {
     });
     match id {
         Some(id) if status == 200 && answer.contains("\"result\"") => Ok(id),
-        _ => Err(format!(
-            "HTTP {status}: {}",
-            answer.split("\r\n\r\n").nth(1).unwrap_or("").trim()
-        )),
+        _ => Err(NotOpened::Refused {
+            status,
+            body: answer
+                .split("\r\n\r\n")
+                .nth(1)
+                .unwrap_or("")
+                .trim()
+                .to_owned(),
+        }),
     }
 }
 
@@ -226,7 +242,7 @@ fn run(options: &Options) -> Result<()> {
         match open(server) {
             Ok(id) => open_ids.push(id),
             Err(why) => {
-                failure = Some(why);
+                failure = Some(why.to_string());
                 break;
             }
         }
@@ -261,7 +277,7 @@ fn run(options: &Options) -> Result<()> {
     let again = if survived {
         open(server)
     } else {
-        Err("serve exited".into())
+        Err(NotOpened::Exited)
     };
     let after = Sample::take(pid, usize::from(again.is_ok()));
     let _ = serve.kill();
