@@ -260,7 +260,6 @@ fn run(options: &Options) -> Result<()> {
         }
     }
     let at_end = Sample::take(pid, open_ids.len());
-    let survived = matches!(serve.try_wait(), Ok(None));
     eprintln!(
         "acp-bench-capacity: stopped at {} connections ({}); closing them",
         open_ids.len(),
@@ -274,6 +273,7 @@ fn run(options: &Options) -> Result<()> {
         std::thread::sleep(Duration::from_millis(200));
     }
     let left = descendants_of(pid).len();
+    let survived = matches!(serve.try_wait(), Ok(None));
     let again = if survived {
         open(server)
     } else {

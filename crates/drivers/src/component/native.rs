@@ -20,6 +20,29 @@ use acp_link::event::{Event, ExitStatus as ComponentExit};
 /// wrote to stdout to be read (a grandchild may hold either open).
 const OUTPUT_DRAIN: Duration = Duration::from_millis(500);
 
+/// How much more the kernel's out-of-memory killer should prefer a component over the
+/// conductor (`/proc/PID/oom_score_adj`, -1000 to 1000). Without it, when `serve` runs out of
+/// memory the largest process is killed, which is `serve` itself with every connection's
+/// session; with it one component goes (the largest of them), and only its chain fails.
+const OOM_SCORE_ADJ: &[u8] = b"300\n";
+
+/// In the child, before exec: raise its `oom_score_adj`. Raising needs no privilege; a
+/// failure (no /proc) leaves the default.
+///
+/// # Safety
+/// Only async-signal-safe calls: it runs between fork and exec.
+#[cfg(target_os = "linux")]
+unsafe fn prefer_as_oom_victim() {
+    // SAFETY: a NUL-terminated path; the buffer outlives the write; the fd is closed.
+    unsafe {
+        let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY);
+        if fd >= 0 {
+            libc::write(fd, OOM_SCORE_ADJ.as_ptr().cast(), OOM_SCORE_ADJ.len());
+            libc::close(fd);
+        }
+    }
+}
+
 /// Starts `spec` with its stdin and stdout as a link; its end is reported on `events`.
 /// The child is told to die with the thread that spawned it, so it cannot outlive a
 /// conductor that is killed: hence `main` (see `runtime.rs`).
@@ -40,13 +63,14 @@ pub(crate) fn spawn(
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
-    // SAFETY: prctl is async-signal-safe and touches only the calling (child) thread.
+    // SAFETY: prctl, open, write and close are async-signal-safe and touch only the child.
     #[cfg(target_os = "linux")]
     unsafe {
         cmd.pre_exec(|| {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            prefer_as_oom_victim();
             Ok(())
         });
     }
