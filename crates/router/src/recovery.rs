@@ -54,6 +54,35 @@ pub(super) struct Restart {
 }
 
 impl<C: Components> Router<C> {
+    /// Sends a new instance at `link` the `initialize` its place was sent before (`params`,
+    /// as recorded), as `method`, under an id of the conductor's own: a restart's and a
+    /// reload's warm-up alike. Returns that id; its answer is the conductor's, not relayed.
+    pub(super) fn send_recorded_initialize(
+        &mut self,
+        link: LinkId,
+        method: &str,
+        params: &Bytes,
+    ) -> u64 {
+        let own = self.links[link].pending.register(Pending {
+            origin: link,
+            origin_id: "null".into(),
+            method: "initialize".into(),
+            purpose: Purpose::Reinitialize,
+            deadline: None,
+        });
+        let params = std::str::from_utf8(params)
+            .ok()
+            .and_then(|s| serde_json::from_str::<&RawValue>(s).ok());
+        let mut out = Vec::new();
+        encode::call(
+            &mut out,
+            Some(&own.to_string()),
+            Call::Plain { method, params },
+        );
+        self.queue(link, Bytes::from(out), link);
+        own
+    }
+
     /// The next hop for a message from `origin`, around bypassed proxies.
     pub(super) fn next_hop(&self, origin: Origin) -> Hop {
         let mut hop = self.topology.next_hop(origin);
@@ -246,23 +275,7 @@ impl<C: Components> Router<C> {
             Role::Proxy => self.links[new].dialect.initialize_method(),
             _ => "initialize",
         };
-        let own = self.links[new].pending.register(Pending {
-            origin: new,
-            origin_id: "null".into(),
-            method: "initialize".into(),
-            purpose: Purpose::Reinitialize,
-            deadline: None,
-        });
-        let params = std::str::from_utf8(&params)
-            .ok()
-            .and_then(|s| serde_json::from_str::<&RawValue>(s).ok());
-        let mut out = Vec::new();
-        encode::call(
-            &mut out,
-            Some(&own.to_string()),
-            Call::Plain { method, params },
-        );
-        self.queue(new, Bytes::from(out), new);
+        let own = self.send_recorded_initialize(new, method, &params);
         self.arm_deadline(new, own, true);
         if let Health::Restarting(restart) = &mut self.positions[position].health {
             restart.initializing = true;

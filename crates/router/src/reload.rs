@@ -217,7 +217,8 @@ impl<C: Components> Router<C> {
             self.trace_link(instance.link);
             let ready = params.is_none();
             if let Some(params) = &params {
-                self.send_warm_initialize(instance.link, params);
+                let method = self.links[instance.link].dialect.initialize_method();
+                self.send_recorded_initialize(instance.link, method, params);
                 self.timers.at(
                     self.now + instance.failure.startup_timeout,
                     Timer::WarmDeadline {
@@ -290,27 +291,6 @@ impl<C: Components> Router<C> {
     /// Whether a reload is warming its instances.
     pub fn reload_in_progress(&self) -> bool {
         self.reloading.is_some()
-    }
-
-    fn send_warm_initialize(&mut self, link: LinkId, params: &Bytes) {
-        let method = self.links[link].dialect.initialize_method();
-        let own = self.links[link].pending.register(Pending {
-            origin: link,
-            origin_id: "null".into(),
-            method: "initialize".into(),
-            purpose: Purpose::Reinitialize,
-            deadline: None,
-        });
-        let params = std::str::from_utf8(params)
-            .ok()
-            .and_then(|s| serde_json::from_str::<&RawValue>(s).ok());
-        let mut out = Vec::new();
-        encode::call(
-            &mut out,
-            Some(&own.to_string()),
-            Call::Plain { method, params },
-        );
-        self.queue(link, Bytes::from(out), link);
     }
 
     /// Whether `link` is an instance a reload is warming.
