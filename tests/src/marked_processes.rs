@@ -16,9 +16,12 @@ pub const MARK_VARIABLE: &str = "ACP_INTEROP_MARK";
 
 /// How often the watcher looks at /proc.
 const POLL: Duration = Duration::from_millis(25);
-/// One look in this many reads every process's environment; the others only follow the
-/// children of the marked processes already seen, which takes a few reads, so that a process
-/// living a few hundred milliseconds is not missed while a busy machine slows the full scan.
+/// One look in this many reads every process's environment (and every look, until the first
+/// marked process is found); the others only follow the children of the marked processes
+/// already seen, which takes a few reads, so that a process living a few hundred milliseconds
+/// is not missed while a busy machine slows the full scan. (A run of the Python example client
+/// with the demo agent, a few hundred ms, was once over before the first full look after the
+/// empty one at the start found the client.)
 const FULL_SCAN_EVERY: usize = 8;
 
 /// A unique mark for one run's processes (`<label>-<pid of the test run>-<count>`).
@@ -87,11 +90,13 @@ impl MarkedProcesses {
             std::thread::spawn(move || {
                 let mut round = 0;
                 while !stop.load(Ordering::SeqCst) {
-                    let found = if round % FULL_SCAN_EVERY == 0 {
+                    let known: Vec<u32> = seen.lock().expect("seen lock").keys().copied().collect();
+                    // Until the first marked process is found there are no children to follow:
+                    // every look is a full one, so that the program the test starts is found
+                    // within one look, and its children from the look after.
+                    let found = if known.is_empty() || round % FULL_SCAN_EVERY == 0 {
                         marked(&mark)
                     } else {
-                        let known: Vec<u32> =
-                            seen.lock().expect("seen lock").keys().copied().collect();
                         let pids = known
                             .iter()
                             .flat_map(|&pid| std::iter::once(pid).chain(children(pid)));
