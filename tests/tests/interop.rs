@@ -5,7 +5,9 @@
 //!
 //! The TypeScript and Python scenario clients (tests/interop/clients) play the same steps and
 //! print one JSON line per step; [`assert_scenario`] reads both. Every run ends with no process
-//! left: the client, the conductor, its proxies, the agent and the MCP bridge shims.
+//! left: the client, the conductor, its proxies, the agent and the MCP bridge shims. Which
+//! components the conductor started is read from its trace (a run can be over before a look
+//! at /proc sees a short-lived agent); that none is left, from the processes' mark.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -14,6 +16,7 @@ use std::time::Duration;
 use acp_conductor_tests::binaries::{CONTEXT_PROXY, NOTES_PROXY, TOOL_GUARD, workspace_root};
 use acp_conductor_tests::client_run::ClientRun;
 use acp_conductor_tests::interop::{InteropTools, arg, client_script};
+use acp_conductor_tests::test_chain::toml_string;
 use acp_conductor_tests::{Binaries, TestChain, binaries};
 use serde_json::{Value, json};
 
@@ -39,8 +42,15 @@ struct Prepared {
     project: PathBuf,
 }
 
+/// The trace file of a prepared chain's run, in its directory: what it started.
+const TRACE: &str = "run.trace.jsonl";
+
 fn prepare(binaries: &Binaries, label: &str, setup: Setup) -> Prepared {
     let mut chain = TestChain::with_demo_agent(binaries, label);
+    let trace = chain.dir.join(TRACE);
+    chain
+        .conductor_setting("trace", &toml_string(&arg(&trace)))
+        .conductor_setting("trace_payloads", "false");
     if setup == Setup::DemoChain {
         let root = workspace_root();
         let agents_md = arg(&root.join("docs/demo/AGENTS.md"));
@@ -288,21 +298,40 @@ fn assert_scenario(prepared: &Prepared, run: &ClientRun, setup: Setup) {
 
     // The conductor ended when the client closed its stdin, and took its chain with it.
     assert_eq!(steps.get("agent exited")["code"], 0, "{output}");
-    assert_chain_ran(run, setup);
+    assert_chain_ran(run, prepared, setup);
     if setup == Setup::DemoChain {
         // The demo agent started the notes server the conductor bridged to it.
         run.assert_ran("acp-conductor mcp-bridge");
     }
 }
 
-/// The run started the conductor and every component of `setup` (all gone by now).
-fn assert_chain_ran(run: &ClientRun, setup: Setup) {
+/// The run started the conductor and every component of `setup` (all gone by now): the
+/// conductor is the client's own child, seen on /proc; the components are read from the
+/// conductor's trace, which records each start with its program.
+fn assert_chain_ran(run: &ClientRun, prepared: &Prepared, setup: Setup) {
     run.assert_ran("acp-conductor run --config");
-    run.assert_ran("acp-demo-agent");
+    let trace = std::fs::read_to_string(prepared.chain.dir.join(TRACE))
+        .unwrap_or_else(|e| panic!("no trace of the run: {e}"));
+    let records: Vec<Value> = trace
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let started = |program: &str| {
+        records.iter().any(|r| {
+            r["type"] == "component"
+                && r["event"] == "started"
+                && r["detail"].as_str().is_some_and(|d| d.contains(program))
+        })
+    };
+    let mut programs = vec!["acp-demo-agent"];
     if setup == Setup::DemoChain {
-        run.assert_ran("acp-context-proxy");
-        run.assert_ran("acp-notes-proxy");
-        run.assert_ran("acp-tool-guard");
+        programs.extend(["acp-context-proxy", "acp-notes-proxy", "acp-tool-guard"]);
+    }
+    for program in programs {
+        assert!(
+            started(program),
+            "the trace shows no start of {program}:\n{trace}"
+        );
     }
 }
 
@@ -367,7 +396,7 @@ fn run_python_example(setup: Setup) -> (Prepared, ClientRun) {
     let stdin = std::fs::File::open(&input).expect("open the prompts");
     let run = ClientRun::run_with_stdin("python-example", command, stdin.into(), RUN_LIMIT);
     assert!(run.status.success(), "{}", run.output());
-    assert_chain_ran(&run, setup);
+    assert_chain_ran(&run, &prepared, setup);
     (prepared, run)
 }
 
