@@ -20,6 +20,9 @@ class LineSplitter:
         self.dropped = 0
 
     def feed(self, chunk: bytes) -> list[bytes]:
+        if not self._pending and not self._discarding and chunk.endswith(b"\n") and len(chunk) <= self._max_line:
+            # The usual chunk: whole lines and nothing carried over, so no line can be too long.
+            return [line.rstrip(b"\r") for line in chunk.split(b"\n") if line and not line.isspace()]
         lines: list[bytes] = []
         start = 0
         while True:
@@ -59,7 +62,12 @@ class LineSplitter:
 def write_all(fd: int, data: bytes, write: Callable[[int, memoryview], int] = os.write) -> None:
     """Writes every byte of `data`. A single `write` may take only part of it (under WASI a
     write to stdout takes at most 65,536 bytes and says so), so this loops until done."""
-    view = memoryview(data)
+    if not data:
+        return
+    written = write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         written = write(fd, view)
         view = view[written:]

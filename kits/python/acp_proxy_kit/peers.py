@@ -7,6 +7,7 @@ import json
 from typing import Any, Callable, Optional
 
 from . import log
+from .codec import encode
 from .decisions import Deferred, Fail
 
 EDITOR = "editor"
@@ -16,8 +17,11 @@ AGENT = "agent"
 ResponseCallback = Callable[[Any, Optional[dict]], None]
 
 
-def encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+def open_key(side: str, id: Any) -> tuple:
+    """How a request received is known while it is open: by side and id, 1 and "1" apart."""
+    if type(id) is int or type(id) is str:
+        return (side, id)
+    return (side, None, json.dumps(id))
 
 
 class Peers:
@@ -33,9 +37,11 @@ class Peers:
         self._next_id = 0
         # Our id -> where its response goes (see router.py).
         self.in_flight: dict[int, Any] = {}
-        # Requests received and not yet answered or passed on, by (side, json id).
-        self.open: set[tuple[str, str]] = set()
-        # The request the hook running now was shown (set by the router).
+        # Requests a hook deferred and has not answered yet, by `open_key`.
+        self.open: set[tuple] = set()
+        # The request the hook running now was shown, as (side, id, method) (set by the
+        # router), and its handle once the hook asked for one.
+        self._deciding: Optional[tuple[str, Any, str]] = None
         self._current: Optional[Deferred] = None
 
     def new_id(self, route: Any) -> int:
@@ -85,7 +91,11 @@ class Peers:
         """Keeps the request being decided open; return the handle from the hook and answer
         later with `respond` or `fail`."""
         if self._current is None:
-            raise RuntimeError("defer() outside a request hook")
+            if self._deciding is None:
+                raise RuntimeError("defer() outside a request hook")
+            side, id, method = self._deciding
+            self._current = Deferred(side, id, method)
+            self.open.add(open_key(side, id))
         return self._current
 
     def respond(self, handle: Deferred, result: Any) -> None:
@@ -97,7 +107,7 @@ class Peers:
             self.send_error(handle.id, failure.error_object())
 
     def _close(self, handle: Deferred) -> bool:
-        key = (handle.side, json.dumps(handle.id))
+        key = open_key(handle.side, handle.id)
         if handle.answered or key not in self.open:
             log.error(f"request {handle.id} `{handle.method}` was already answered; answer dropped")
             return False

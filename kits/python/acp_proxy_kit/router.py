@@ -13,14 +13,12 @@ request it sends and routes each response back, rewrites cancellations, runs the
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
-from . import log
+from . import codec, log
 from .decisions import Deferred, Drop, Fail, Forward, Respond
 from .mcp import McpServers
-from .peers import AGENT, EDITOR, Peers
+from .peers import AGENT, EDITOR, Peers, open_key
 from .proxy import Proxy
 
 PARSE_ERROR = -32700
@@ -32,15 +30,17 @@ INTERNAL_ERROR = -32603
 SESSION_SETUP = ("session/new", "session/load", "session/resume", "session/fork")
 
 
-@dataclass
 class Forwarded:
     """A request we passed on: its response goes back to `side` under `origin_id`."""
 
-    side: str
-    origin_id: Any
-    method: str
-    params: Any
-    then: Any = None
+    __slots__ = ("side", "origin_id", "method", "params", "then")
+
+    def __init__(self, side: str, origin_id: Any, method: str, params: Any, then: Any = None) -> None:
+        self.side = side
+        self.origin_id = origin_id
+        self.method = method
+        self.params = params
+        self.then = then
 
 
 def other(side: str) -> str:
@@ -62,7 +62,7 @@ class Router:
 
     def on_line(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = codec.decode(line)
         except ValueError as e:
             log.warn(f"line that is not JSON dropped: {e}")
             self.peers.send_error(None, {"code": PARSE_ERROR, "message": f"Parse error: {e}"})
@@ -101,35 +101,38 @@ class Router:
         self._request_from(EDITOR, id, method, params)
 
     def _request_from(self, side: str, id: Any, method: str, params: Any) -> None:
-        key = (side, json.dumps(id))
-        self.peers.open.add(key)
-        self.peers._current = Deferred(side, id, method)
+        peers = self.peers
+        peers._deciding = (side, id, method)
         try:
             decision = self._decide(side, method, params)
         except Exception as e:  # a hook's bug answers its request instead of stopping the proxy
             log.error(f"hook for `{method}` failed: {e!r}")
             decision = Fail(INTERNAL_ERROR, f"proxy {self.proxy.name} failed on `{method}`: {e}")
+        handle, peers._deciding, peers._current = peers._current, None, None
         if isinstance(decision, Deferred):
             return
-        self.peers.open.discard(key)
+        if handle is not None:  # deferred, then decided otherwise after all
+            peers.open.discard(open_key(side, id))
         if decision is None:
-            decision = Forward()
+            sent, then = params, None
         elif isinstance(decision, dict):
-            decision = Forward(decision)
-        if isinstance(decision, Respond):
-            self.peers.send_result(id, decision.result)
-        elif isinstance(decision, Fail):
-            self.peers.send_error(id, decision.error_object())
+            sent, then = decision, None
         elif isinstance(decision, Forward):
             sent = params if decision.params is None else decision.params
             then = decision.then
             if then is not None and not getattr(then, "kit_hook", False):
                 user_then = then
                 then = lambda result, _sent: user_then(result)  # noqa: E731
-            route = Forwarded(side, id, method, sent, then)
-            self.peers.send_call(other(side), self.peers.new_id(route), method, sent)
+        elif isinstance(decision, Respond):
+            peers.send_result(id, decision.result)
+            return
+        elif isinstance(decision, Fail):
+            peers.send_error(id, decision.error_object())
+            return
         else:
             raise TypeError(f"a request hook returned {decision!r}")
+        route = Forwarded(side, id, method, sent, then)
+        peers.send_call(other(side), peers.new_id(route), method, sent)
 
     def _decide(self, side: str, method: str, params: Any) -> Any:
         proxy, peers = self.proxy, self.peers
@@ -278,6 +281,7 @@ class Router:
             self.peers.send_error(route.origin_id, error)
             return
         self.peers.send_result(route.origin_id, result)
-        started, self._started_sessions = self._started_sessions, []
-        for start in started:
-            start()
+        if self._started_sessions:
+            started, self._started_sessions = self._started_sessions, []
+            for start in started:
+                start()

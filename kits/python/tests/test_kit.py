@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_proxy_kit import DROP, Fail, Forward, Proxy, Respond, Router, Tool, ToolError, serve  # noqa: E402
+from acp_proxy_kit import codec  # noqa: E402
 from acp_proxy_kit.framing import LineSplitter, write_all  # noqa: E402
 
 
@@ -184,6 +185,20 @@ class Hooks(unittest.TestCase):
         chain.router.on_line(result(ask["id"], 42))
         self.assertEqual(outputs(chain.router), [{"jsonrpc": "2.0", "id": 4, "result": {"asked": 42}}])
 
+    def test_defer_outside_a_request_hook_is_refused_after_a_request_was_decided(self):
+        class Late(Proxy):
+            def on_update(self, peers, params):
+                peers.defer()  # not a request: the hook fails and the update passes on unchanged
+
+        chain = Initialized(Late())
+        chain.router.on_line(request(5, "session/prompt", {"sessionId": "s", "prompt": []}))
+        outputs(chain.router)
+        chain.router.on_line(wrapped(None, "session/update", {"sessionId": "s", "update": {}}))
+        self.assertEqual(outputs(chain.router), [{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {}}}])
+        self.assertEqual(chain.router.peers.open, set())
+        with self.assertRaises(RuntimeError):
+            chain.router.peers.defer()
+
 
 class Cancellation(unittest.TestCase):
     def test_a_cancel_naming_a_forwarded_request_names_ours_plain(self):
@@ -247,6 +262,16 @@ class Framing(unittest.TestCase):
             lines += splitter.finish()
             self.assertEqual(lines, [b'{"a":1}', b'{"b":"\xc3\xa9"}', b'{"c":3}'], size)
 
+    def test_a_chunk_of_whole_lines_gives_each_line_blank_ones_skipped_and_a_final_cr_cut(self):
+        splitter = LineSplitter()
+        lines = splitter.feed(b'{"a":1}\r\n\n \t\r\n{"b":"\xc3\xa9\\r"}\n\r\n')
+        self.assertEqual(lines, [b'{"a":1}', b'{"b":"\xc3\xa9\\r"}'])
+        self.assertEqual(splitter.feed(b'{"c":3}\n'), [b'{"c":3}'])
+
+    def test_an_overlong_line_is_dropped_even_when_a_chunk_holds_whole_lines(self):
+        splitter = LineSplitter(max_line=8)
+        self.assertEqual((splitter.feed(b"0123456789\nok\n"), splitter.dropped), ([b"ok"], 1))
+
     def test_an_overlong_line_is_dropped_and_the_next_one_kept(self):
         splitter = LineSplitter(max_line=8)
         lines = splitter.feed(b"0123456789") + splitter.feed(b"abc\nok\n")
@@ -264,6 +289,37 @@ class Framing(unittest.TestCase):
         write_all(1, data, partial)
         self.assertEqual(b"".join(taken), data)
         self.assertEqual([len(p) for p in taken], [65536, 70_001 - 65536])
+
+
+class Codec(unittest.TestCase):
+    VALUES = [{"jsonrpc": "2.0", "id": 7, "result": {"a": [1, -2.5, None, True, False, "é\n\"\u2028😀"], "b": {}}},
+              [], "x", 1e300, 0, {"nested": [[[{}]]]}]
+
+    def test_encoding_is_compact_utf_8_json_ending_in_a_newline(self):
+        for value in self.VALUES:
+            expected = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+            self.assertEqual(codec.encode(value), expected)
+
+    def test_decoding_gives_what_json_loads_gives(self):
+        for value in self.VALUES:
+            for text in (json.dumps(value).encode(), codec.encode(value).rstrip(b"\n"), b" " + json.dumps(value).encode() + b" \t"):
+                self.assertEqual(codec.decode(text), json.loads(text))
+
+    def test_what_is_not_one_json_value_is_refused_with_json_loads_message(self):
+        for bad in (b"{", b"{}x", b"", b"\xff{}", b'{"a":}'):
+            with self.assertRaises(ValueError) as ours:
+                codec.decode(bad)
+            with self.assertRaises(ValueError) as theirs:
+                json.loads(bad)
+            self.assertEqual(str(ours.exception), str(theirs.exception))
+
+    def test_a_cycle_and_an_object_json_cannot_encode_are_refused(self):
+        cycle: dict = {}
+        cycle["self"] = cycle
+        with self.assertRaises(ValueError):
+            codec.encode(cycle)
+        with self.assertRaises(TypeError):
+            codec.encode({"x": object()})
 
 
 class Serve(unittest.TestCase):
