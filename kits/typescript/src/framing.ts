@@ -18,6 +18,19 @@ export class LineSplitter {
 
   /** Collects `chunk` and returns the lines it completed (without newline or a final `\r`). */
   feed(chunk: Uint8Array): string[] {
+    if (this.pendingLength === 0 && !this.discarding && chunk.length <= this.maxLine && chunk[chunk.length - 1] === 10) {
+      // The usual chunk: whole lines and nothing carried over, so no line can be too long.
+      // One decode and one split, for an engine that interprets this code (the WASI build).
+      const text = this.decoder.decode(chunk);
+      const lines: string[] = [];
+      for (let start = 0; start < text.length; ) {
+        const end = text.indexOf("\n", start);
+        const line = text.slice(start, text.charCodeAt(end - 1) === 13 ? end - 1 : end);
+        if (line.trim() !== "") lines.push(line);
+        start = end + 1;
+      }
+      return lines;
+    }
     const lines: string[] = [];
     let start = 0;
     for (;;) {

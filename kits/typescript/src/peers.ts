@@ -19,9 +19,11 @@ export class Peers {
   sessionCwds = new Map<string, string | null>();
   /** Our id -> where its response goes (see router.ts). */
   inFlight = new Map<number, unknown>();
-  /** Requests received and not yet answered or passed on, by side and JSON id. */
+  /** Requests a hook deferred and has not answered yet, by side and JSON id. */
   open = new Set<string>();
-  /** The request the hook running now was shown. */
+  /** The request the hook running now was shown (set by the router), and its handle once the
+   *  hook asked for one. */
+  deciding: { side: Side; id: Json; method: string } | undefined;
   current: Deferred | undefined;
   private nextId = 0;
 
@@ -74,7 +76,12 @@ export class Peers {
 
   /** Keeps the request being decided open: return the handle from the hook and answer later. */
   defer(): Deferred {
-    if (!this.current) throw new Error("defer() outside a request hook");
+    if (!this.current) {
+      if (!this.deciding) throw new Error("defer() outside a request hook");
+      const { side, id, method } = this.deciding;
+      this.current = new Deferred(side, id, method);
+      this.open.add(openKey(side, id));
+    }
     return this.current;
   }
 
@@ -87,7 +94,7 @@ export class Peers {
   }
 
   private close(handle: Deferred): boolean {
-    const key = `${handle.side} ${JSON.stringify(handle.id)}`;
+    const key = openKey(handle.side, handle.id);
     if (handle.answered || !this.open.has(key)) {
       log.error(`request ${JSON.stringify(handle.id)} \`${handle.method}\` was already answered; answer dropped`);
       return false;
@@ -96,4 +103,9 @@ export class Peers {
     this.open.delete(key);
     return true;
   }
+}
+
+/** How a request received is known while it is open: by side and JSON id. */
+export function openKey(side: Side, id: Json): string {
+  return `${side} ${JSON.stringify(id)}`;
 }

@@ -1,11 +1,11 @@
 // The kit's platform inside a WASI component (componentize-js): blocking reads of wasi:cli's
-// stdin, writes in chunks under 4,096 bytes (a larger one traps), arguments and preopened
-// directories of wasi:filesystem. The Node.js twin is platform-node.ts. Knows nothing of ACP.
+// stdin, stdout through the engine's console, stderr in chunks under 4,096 bytes (a larger one
+// traps), arguments and preopened directories of wasi:filesystem. The Node.js twin is
+// platform-node.ts. Knows nothing of ACP.
 
 import { getArguments, getEnvironment } from "wasi:cli/environment@0.2.12";
 import { getStderr } from "wasi:cli/stderr@0.2.12";
 import { getStdin } from "wasi:cli/stdin@0.2.12";
-import { getStdout } from "wasi:cli/stdout@0.2.12";
 import { getDirectories } from "wasi:filesystem/preopens@0.2.12";
 
 import { LineSplitter, writeInChunks } from "./framing.js";
@@ -62,11 +62,16 @@ export function readTextFile(path: string): string {
 /** Feeds stdin's lines to `router` and writes what it produced, until stdin ends. */
 export function serve(router: Router): void {
   const stdin = getStdin();
-  const stdout = getStdout();
   const splitter = new LineSplitter();
+  // The lines go out through `console.log`, the engine's own path to stdout (a write of any
+  // size, completed before it returns), not through wasi:io's stream from here: componentize-js
+  // 0.23.0 never frees the buffer it lowers a list argument of an imported function into, so
+  // every `blockingWriteAndFlush` leaked the line's bytes, and writes grew slower as the leaked
+  // blocks piled up. With one argument `console.log` substitutes nothing (no `%s`) and adds the
+  // newline the last line already ends with.
   const flush = (): void => {
     const text = router.takeOutput();
-    if (text) writeInChunks(encoder.encode(text), (piece) => stdout.blockingWriteAndFlush(piece));
+    if (text) console.log(text.endsWith("\n") ? text.slice(0, -1) : text);
   };
   for (;;) {
     let chunk: Uint8Array;

@@ -23,7 +23,7 @@ import {
 } from "./decisions.js";
 import * as log from "./log.js";
 import { McpServers } from "./mcp.js";
-import { Peers } from "./peers.js";
+import { Peers, openKey } from "./peers.js";
 import type { Proxy } from "./proxy.js";
 
 const PARSE_ERROR = -32700;
@@ -114,30 +114,35 @@ export class Router {
   }
 
   private requestFrom(side: Side, id: Json, method: string, params: Json): void {
-    const key = `${side} ${JSON.stringify(id)}`;
-    this.peers.open.add(key);
-    this.peers.current = new Deferred(side, id, method);
+    const peers = this.peers;
+    peers.deciding = { side, id, method };
     let decision: RequestDecision;
     try {
       decision = this.decide(side, method, params);
     } catch (e) {
       log.error(`hook for \`${method}\` failed: ${String(e)}`);
       decision = new Fail(INTERNAL_ERROR, `proxy ${this.proxy.name} failed on \`${method}\`: ${String(e)}`);
-    } finally {
-      this.peers.current = undefined;
     }
+    const handle = peers.current;
+    peers.deciding = undefined;
+    peers.current = undefined;
     if (decision instanceof Deferred) return;
-    this.peers.open.delete(key);
+    if (handle) peers.open.delete(openKey(side, id)); // deferred, then decided otherwise after all
     if (decision instanceof Respond) {
-      this.peers.sendResult(id, decision.result);
+      peers.sendResult(id, decision.result);
     } else if (decision instanceof Fail) {
-      this.peers.sendError(id, decision.errorObject());
+      peers.sendError(id, decision.errorObject());
     } else {
-      const forward = decision instanceof Forward ? decision : new Forward(decision);
-      const sent = forward.params === undefined ? params : forward.params;
-      const then = forward.then ? kitHookOf(forward.then) : undefined;
+      let sent = params;
+      let then: KitHook | undefined;
+      if (decision instanceof Forward) {
+        if (decision.params !== undefined) sent = decision.params;
+        if (decision.then) then = kitHookOf(decision.then);
+      } else if (decision !== undefined) {
+        sent = decision;
+      }
       const route = new Forwarded(side, id, method, sent, then);
-      this.peers.sendCall(other(side), this.peers.newId(route), method, sent);
+      peers.sendCall(other(side), peers.newId(route), method, sent);
     }
   }
 
@@ -293,9 +298,11 @@ export class Router {
       if (changed !== undefined) result = changed;
     }
     this.peers.sendResult(route.originId, result);
-    const started = this.startedSessions;
-    this.startedSessions = [];
-    for (const start of started) start();
+    if (this.startedSessions.length) {
+      const started = this.startedSessions;
+      this.startedSessions = [];
+      for (const start of started) start();
+    }
   }
 }
 

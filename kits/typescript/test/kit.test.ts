@@ -200,6 +200,19 @@ describe("framing", () => {
     }
   });
 
+  it("a chunk of whole lines gives each line, blank ones skipped and a final CR cut", () => {
+    const splitter = new LineSplitter();
+    const lines = splitter.feed(new TextEncoder().encode('{"a":1}\r\n\n \t\r\n{"b":"é\\r"}\n\r\n'));
+    assert.deepEqual(lines, ['{"a":1}', '{"b":"é\\r"}']);
+    assert.deepEqual(splitter.feed(new TextEncoder().encode('{"c":3}\n')), ['{"c":3}']);
+  });
+
+  it("drops an overlong line even when a chunk holds whole lines", () => {
+    const splitter = new LineSplitter(8);
+    const lines = splitter.feed(new TextEncoder().encode("0123456789\nok\n"));
+    assert.deepEqual([lines, splitter.dropped], [["ok"], 1]);
+  });
+
   it("drops an overlong line and keeps the next", () => {
     const splitter = new LineSplitter(8);
     const enc = new TextEncoder();
