@@ -4,7 +4,7 @@
 // request) and `kitprobe/big` (a result of `size` bytes) are answered here, to show what the
 // sandbox lets a TypeScript proxy do and that a large line is written whole.
 
-import type { PromptRequest, SessionNotification } from "@agentclientprotocol/sdk";
+import type { ContentBlock, PromptRequest, SessionNotification } from "@agentclientprotocol/sdk";
 
 import {
   type Json,
@@ -38,7 +38,7 @@ export class KitProbe implements Proxy {
   }
 
   onPrompt(_peers: Peers, params: PromptRequest): RequestDecision {
-    return { ...params, prompt: [{ type: "text", text: this.note }, ...params.prompt] };
+    return { ...params, prompt: [{ type: "text", text: this.note } as ContentBlock].concat(params.prompt) };
   }
 
   onUpdate(_peers: Peers, params: SessionNotification): NotificationDecision {

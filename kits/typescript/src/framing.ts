@@ -26,7 +26,7 @@ export class LineSplitter {
       for (let start = 0; start < text.length; ) {
         const end = text.indexOf("\n", start);
         const line = text.slice(start, text.charCodeAt(end - 1) === 13 ? end - 1 : end);
-        if (line.trim() !== "") lines.push(line);
+        if (line.length > 0 && (line.charCodeAt(0) > 32 || line.trim() !== "")) lines.push(line);
         start = end + 1;
       }
       return lines;
@@ -45,7 +45,7 @@ export class LineSplitter {
       } else {
         this.push(piece);
         const line = this.take();
-        if (line.trim() !== "") lines.push(line);
+        if (line.length > 0 && (line.charCodeAt(0) > 32 || line.trim() !== "")) lines.push(line);
       }
       start = end + 1;
     }

@@ -62,8 +62,9 @@ export class Router {
   }
 
   takeOutput(): string {
-    const text = this.peers.out.join("");
-    this.peers.out = [];
+    const out = this.peers.out;
+    const text = out.length === 1 ? out[0] : out.join("");
+    out.length = 0;
     return text;
   }
 

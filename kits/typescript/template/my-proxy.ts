@@ -5,7 +5,7 @@
 // my-proxy.mjs`, then `command = "node"`, `args = ["my-proxy.mjs"]`); build the sandboxed
 // component with `node kits/typescript/build.mjs wasm my-proxy.ts my-proxy.wasm`.
 
-import type { PromptRequest, SessionNotification } from "@agentclientprotocol/sdk";
+import type { ContentBlock, PromptRequest, SessionNotification } from "@agentclientprotocol/sdk";
 
 import { type NotificationDecision, type Peers, type Proxy, type RequestDecision, args, log, run } from "../src/index.js";
 
@@ -20,7 +20,9 @@ export class MyProxy implements Proxy {
 
   onPrompt(_peers: Peers, params: PromptRequest): RequestDecision {
     // Put the note in front of every prompt; return undefined to pass a prompt on unchanged.
-    return { ...params, prompt: [{ type: "text", text: this.note }, ...params.prompt] };
+    // `concat`, not `[note, ...params.prompt]`: in the sandbox an array spread runs the iterator
+    // protocol in the engine's interpreter, about ten times the cost (docs/proxies.md).
+    return { ...params, prompt: [{ type: "text", text: this.note } as ContentBlock].concat(params.prompt) };
   }
 
   onUpdate(_peers: Peers, _params: SessionNotification): NotificationDecision {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { DROP, Fail, Forward, type Proxy, Respond, Router, ToolError } from "../src/index.js";
+import { DROP, Fail, Forward, Peers, type Proxy, Respond, Router, ToolError } from "../src/index.js";
 import { LineSplitter, WRITE_CHUNK, writeInChunks } from "../src/framing.js";
 
 type Msg = Record<string, unknown>;
@@ -185,6 +185,33 @@ describe("tools over ACP", () => {
     assert.deepEqual(done.result, { result: { content: [{ type: "text", text: "s-9: hi" }] } });
     assert.equal(((refused.result as Msg).result as Msg).isError, true);
     assert.equal(passed.method, "mcp/message");
+  });
+});
+
+describe("encoding", () => {
+  it("each line is the text JSON.stringify gives for the message object", () => {
+    const params = { sessionId: "s", text: "é \u2028 \"q\"", n: [1, 2.5, null, true], nested: { a: {} } };
+    const peers = new Peers();
+    peers.successorMethod = "_proxy/successor";
+    peers.sendCall("agent", 7, "session/prompt", params);
+    peers.sendCall("agent", undefined, "session/cancel", params);
+    peers.sendCall("agent", 8, "x/none", undefined);
+    peers.sendCall("editor", 9, "fs/read_text_file", params);
+    peers.sendCall("editor", undefined, "session/update", params);
+    peers.sendCall("editor", undefined, "x/none", undefined);
+    peers.sendResult("id-1", params);
+    peers.sendResult(3, undefined);
+    const objects = [
+      { jsonrpc: "2.0", id: 7, method: "_proxy/successor", params: { method: "session/prompt", params } },
+      { jsonrpc: "2.0", method: "_proxy/successor", params: { method: "session/cancel", params } },
+      { jsonrpc: "2.0", id: 8, method: "_proxy/successor", params: { method: "x/none" } },
+      { jsonrpc: "2.0", id: 9, method: "fs/read_text_file", params },
+      { jsonrpc: "2.0", method: "session/update", params },
+      { jsonrpc: "2.0", method: "x/none" },
+      { jsonrpc: "2.0", id: "id-1", result: params },
+      { jsonrpc: "2.0", id: 3, result: null },
+    ];
+    assert.deepEqual(peers.out, objects.map((o) => `${JSON.stringify(o)}\n`));
   });
 });
 
