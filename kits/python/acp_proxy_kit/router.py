@@ -27,6 +27,10 @@ INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
 
+# How a response begins when its sender writes the members in the usual order; see
+# Router._pass_response.
+RESPONSE_HEAD = b'{"jsonrpc":"2.0","id":'
+
 SESSION_SETUP = ("session/new", "session/load", "session/resume", "session/fork")
 
 
@@ -61,6 +65,8 @@ class Router:
         return data
 
     def on_line(self, line: bytes) -> None:
+        if line.startswith(RESPONSE_HEAD) and self._pass_response(line):
+            return
         try:
             message = codec.decode(line)
         except ValueError as e:
@@ -256,6 +262,25 @@ class Router:
         log.debug(f"$/cancel_request for {wanted!r}, not a request we passed on: nothing to pass on")
 
     # Responses.
+    def _pass_response(self, line: bytes) -> bool:
+        """A response, written `{"jsonrpc":"2.0","id":N,"result"|"error":...`, to a request we
+        passed on with nothing to run on its result: sent back under the requester's id with
+        the rest of its bytes as they came, never decoded. False: the full path decides."""
+        comma = line.find(b",", len(RESPONSE_HEAD))
+        digits = line[len(RESPONSE_HEAD):comma]
+        if comma < 0 or not digits.isdigit():
+            return False
+        ours = int(digits)
+        route = self.peers.in_flight.get(ours)
+        if type(route) is not Forwarded or route.then is not None:
+            return False
+        rest = line[comma:]
+        if not (rest.startswith(b',"result":') or rest.startswith(b',"error":')):
+            return False
+        del self.peers.in_flight[ours]
+        self.peers.out.append(RESPONSE_HEAD + codec.encode(route.origin_id)[:-1] + rest + b"\n")
+        return True
+
     def _on_response(self, message: dict) -> None:
         id = message["id"]
         route = self.peers.in_flight.pop(id, None) if isinstance(id, int) and not isinstance(id, bool) else None

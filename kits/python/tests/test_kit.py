@@ -200,6 +200,39 @@ class Hooks(unittest.TestCase):
             chain.router.peers.defer()
 
 
+class Responses(unittest.TestCase):
+    def test_a_response_with_nothing_to_run_goes_back_with_its_bytes_as_they_came(self):
+        chain = Initialized(Proxy())
+        chain.router.on_line(request("req-7", "session/prompt", {"sessionId": "s", "prompt": []}))
+        [sent] = outputs(chain.router)
+        body = b'"result":{"stopReason":"end_turn","z":1.50,  "a":[ 2 ]},"_meta":{"x":"\xc3\xa9"}}'
+        chain.router.on_line(b'{"jsonrpc":"2.0","id":%d,' % sent["id"] + body)
+        self.assertEqual(chain.router.take_output(), b'{"jsonrpc":"2.0","id":"req-7",' + body + b"\n")
+        self.assertEqual(chain.router.peers.in_flight, {})
+
+    def test_an_error_response_goes_back_the_same_way(self):
+        chain = Initialized(Proxy())
+        chain.router.on_line(request(3, "session/prompt", {"sessionId": "s", "prompt": []}))
+        [sent] = outputs(chain.router)
+        chain.router.on_line(b'{"jsonrpc":"2.0","id":%d,"error":{"code":-32000,"message":"no"}}' % sent["id"])
+        self.assertEqual(chain.router.take_output(), b'{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"no"}}\n')
+
+    def test_a_result_hook_still_runs_and_other_forms_take_the_full_path(self):
+        class Tag(Proxy):
+            def on_editor_request(self, peers, method, params):
+                return Forward(None, lambda result: {**result, "tagged": True})
+
+        chain = Initialized(Tag())
+        chain.router.on_line(request(1, "x/one", {}))
+        chain.router.on_line(request(2, "session/prompt", {"sessionId": "s", "prompt": []}))
+        one, two = outputs(chain.router)
+        chain.router.on_line(b'{"jsonrpc":"2.0","id":%d,"result":{}}' % one["id"])
+        chain.router.on_line(b'{ "id": %d, "jsonrpc": "2.0", "result": {"b": 1} }' % two["id"])
+        chain.router.on_line(b'{"jsonrpc":"2.0","id":99,"result":{}}')
+        self.assertEqual(outputs(chain.router), [{"jsonrpc": "2.0", "id": 1, "result": {"tagged": True}},
+                                                 {"jsonrpc": "2.0", "id": 2, "result": {"b": 1}}])
+
+
 class Cancellation(unittest.TestCase):
     def test_a_cancel_naming_a_forwarded_request_names_ours_plain(self):
         chain = Initialized(Proxy())

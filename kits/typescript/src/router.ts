@@ -31,7 +31,13 @@ const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
 const METHOD_NOT_FOUND = -32601;
 const INTERNAL_ERROR = -32603;
-const SESSION_SETUP = ["session/new", "session/load", "session/resume", "session/fork"];
+/** A Set: in the component `Array.prototype.includes` is JavaScript the engine interprets. */
+const SESSION_SETUP = new Set(["session/new", "session/load", "session/resume", "session/fork"]);
+
+/** How a response begins when its sender writes the members in the usual order; see
+ *  `Router.passResponse`. */
+const RESPONSE_HEAD = '{"jsonrpc":"2.0","id":';
+const DIGITS = /^[0-9]+$/;
 
 type Obj = Record<string, Json>;
 const isObj = (v: Json): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -69,6 +75,7 @@ export class Router {
   }
 
   onLine(line: string): void {
+    if (line.startsWith(RESPONSE_HEAD) && this.passResponse(line)) return;
     let message: Json;
     try {
       message = JSON.parse(line);
@@ -157,7 +164,7 @@ export class Router {
           return undefined;
         });
       }
-      if (SESSION_SETUP.includes(method) && isObj(params)) return this.sessionSetup(method, params);
+      if (SESSION_SETUP.has(method) && isObj(params)) return this.sessionSetup(method, params);
       if (method === "session/close" && isObj(params) && typeof params.sessionId === "string") {
         proxy.onSessionEnd?.(peers, params.sessionId);
         peers.sessionCwds.delete(params.sessionId);
@@ -264,6 +271,21 @@ export class Router {
       }
     }
     log.debug(`$/cancel_request for ${wanted}, not a request we passed on: nothing to pass on`);
+  }
+
+  /** A response, written `{"jsonrpc":"2.0","id":N,"result"|"error":...`, to a request we passed
+   *  on with nothing to run on its result: sent back under the requester's id with the rest of
+   *  its text as it came, never parsed. False: the full path decides. */
+  private passResponse(line: string): boolean {
+    const comma = line.indexOf(",", RESPONSE_HEAD.length);
+    if (comma < 0 || !DIGITS.test(line.slice(RESPONSE_HEAD.length, comma))) return false;
+    const ours = Number(line.slice(RESPONSE_HEAD.length, comma));
+    const route = this.peers.inFlight.get(ours);
+    if (!(route instanceof Forwarded) || route.then) return false;
+    if (!line.startsWith(',"result":', comma) && !line.startsWith(',"error":', comma)) return false;
+    this.peers.inFlight.delete(ours);
+    this.peers.out.push(`${RESPONSE_HEAD}${JSON.stringify(route.originId)}${line.slice(comma)}\n`);
+    return true;
   }
 
   private onResponse(message: Obj): void {

@@ -188,6 +188,43 @@ describe("tools over ACP", () => {
   });
 });
 
+describe("responses", () => {
+  it("a response with nothing to run goes back with its text as it came", () => {
+    const router = initialized({ name: "p" });
+    router.onLine(request("req-7", "session/prompt", { sessionId: "s", prompt: [] }));
+    const [sent] = outputs(router);
+    const body = '"result":{"stopReason":"end_turn","z":1.50,  "a":[ 2 ], "big":12345678901234567890},"_meta":{"x":"é"}}';
+    router.onLine(`{"jsonrpc":"2.0","id":${sent.id},${body}`);
+    assert.equal(router.takeOutput(), `{"jsonrpc":"2.0","id":"req-7",${body}\n`);
+    assert.equal(router.peers.inFlight.size, 0);
+  });
+
+  it("an error response goes back the same way", () => {
+    const router = initialized({ name: "p" });
+    router.onLine(request(3, "session/prompt", { sessionId: "s", prompt: [] }));
+    const [sent] = outputs(router);
+    router.onLine(`{"jsonrpc":"2.0","id":${sent.id},"error":{"code":-32000,"message":"no"}}`);
+    assert.equal(router.takeOutput(), '{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"no"}}\n');
+  });
+
+  it("a result hook still runs, and other forms take the full path", () => {
+    const router = initialized({
+      name: "p",
+      onEditorRequest: () => new Forward(undefined, (result) => ({ ...(result as Msg), tagged: true }) as never),
+    });
+    router.onLine(request(1, "x/one", {}));
+    router.onLine(request(2, "x/two", {}));
+    const [one, two] = outputs(router);
+    router.onLine(`{"jsonrpc":"2.0","id":${one.id},"result":{}}`);
+    router.onLine(`{ "id": ${two.id}, "jsonrpc": "2.0", "result": {"b": 1} }`);
+    router.onLine('{"jsonrpc":"2.0","id":99,"result":{}}');
+    assert.deepEqual(outputs(router), [
+      { jsonrpc: "2.0", id: 1, result: { tagged: true } },
+      { jsonrpc: "2.0", id: 2, result: { b: 1, tagged: true } },
+    ]);
+  });
+});
+
 describe("encoding", () => {
   it("each line is the text JSON.stringify gives for the message object", () => {
     const params = { sessionId: "s", text: "é \u2028 \"q\"", n: [1, 2.5, null, true], nested: { a: {} } };
