@@ -348,17 +348,8 @@ impl ChainSpans {
             );
             let context = span.context.clone();
             let forwarded = route.forwarded;
-            if let Some((to, n)) = forwarded {
-                let hop = self.open_span(
-                    at,
-                    to,
-                    method,
-                    session,
-                    SpanKind::Client,
-                    Some(&context),
-                    line.len(),
-                );
-                self.sent.insert((to, n), hop);
+            if let Some(sent) = forwarded {
+                self.open_hop(at, sent, method, session, Some(&context), line.len());
             }
             self.received.insert(
                 (link, id.into()),
@@ -373,16 +364,7 @@ impl ChainSpans {
             return;
         };
         let parent = self.parent_of(link, method, session);
-        let hop = self.open_span(
-            at,
-            to,
-            method,
-            session,
-            SpanKind::Client,
-            parent.as_ref(),
-            line.len(),
-        );
-        self.sent.insert((to, n), hop);
+        self.open_hop(at, (to, n), method, session, parent.as_ref(), line.len());
         self.received
             .insert((link, id.into()), Received::Forwarded((to, n)));
     }
@@ -445,6 +427,21 @@ impl ChainSpans {
         } else {
             span.dropped_events += 1;
         }
+    }
+
+    /// Opens the client span of a request passed on as `sent` (link and our id there), a
+    /// child of `parent`, to be closed by its response.
+    fn open_hop(
+        &mut self,
+        at: Instant,
+        sent: (LinkId, u64),
+        method: &str,
+        session: Option<&str>,
+        parent: Option<&SpanContext>,
+        bytes: usize,
+    ) {
+        let hop = self.open_span(at, sent.0, method, session, SpanKind::Client, parent, bytes);
+        self.sent.insert(sent, hop);
     }
 
     #[allow(clippy::too_many_arguments)]
