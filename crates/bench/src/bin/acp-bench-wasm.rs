@@ -10,9 +10,16 @@
 //! `--kits` adds the kit-probe proxies of the TypeScript and Python kits (`tests/kit-proxies`),
 //! natively (`node`, `python3` on `PATH`) and as WASM components, as `.ci/setup-wasm-kits`
 //! builds them into `target/wasm-kits`, and their start times.
+//!
+//! `--rounds N` measures every chain N times, one round of all chains after the other, and
+//! reports each figure's median over the rounds: a machine whose speed drifts (this one has
+//! two modes) then moves a native chain and its WASM twin alike, where one long run of each
+//! can catch them in different modes. A hop's added cost is taken against the same round's
+//! chain without proxies.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use acp_bench::chain_config::toml_string;
 use acp_bench::peer::{BenchError, Launch, Result};
@@ -205,12 +212,33 @@ impl Programs {
     }
 }
 
-/// Round-trip latency of a one-word prompt and streaming throughput through one chain.
+/// One measurement of one chain: round-trip latency of a one-word prompt and streaming
+/// throughput.
+struct RoundFigures {
+    small: LatencySummary,
+    streaming: Throughput,
+}
+
+/// Every round's figures for one chain.
 struct ChainFigures {
     build: Build,
     proxies: usize,
-    small: LatencySummary,
-    streaming: Throughput,
+    rounds: Vec<RoundFigures>,
+}
+
+/// The median of some durations (the lower middle one of an even count); `None` when empty.
+fn median(mut values: Vec<Duration>) -> Option<Duration> {
+    values.sort_unstable();
+    values.get(values.len().saturating_sub(1) / 2).copied()
+}
+
+/// The median of some rates; `0.0` when empty.
+fn median_rate(mut values: Vec<f64>) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    values
+        .get(values.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0.0)
 }
 
 /// From spawning the conductor to its `InitializeResponse`, `starts` times; with `fresh_cache`
@@ -239,15 +267,72 @@ fn start_times(
     Ok(LatencySummary::of(times).expect("at least one start"))
 }
 
+/// The latency and streaming table: per chain, the median over the rounds of its round-trip
+/// p50 and p99, of what each proxy hop added to the same round's chain without proxies (the
+/// first), and of its streaming rate; with more than one round, the range of the p50s too.
+fn latency_table(chains: &[ChainFigures]) -> String {
+    let baselines: Vec<Duration> = chains[0].rounds.iter().map(|r| r.small.p50).collect();
+    let several = baselines.len() > 1;
+    let mut table = String::from(
+        "| proxies | round trip p50 | p99 | added per proxy hop (p50) | streaming, messages/s |",
+    );
+    if several {
+        table.push_str(" round trip p50, range over rounds |");
+    }
+    table.push_str("\n|---|---|---|---|---|");
+    if several {
+        table.push_str("---|");
+    }
+    for chain in chains {
+        let p50s: Vec<Duration> = chain.rounds.iter().map(|r| r.small.p50).collect();
+        let p99s = chain.rounds.iter().map(|r| r.small.p99).collect();
+        let rates = chain
+            .rounds
+            .iter()
+            .map(|r| r.streaming.per_second())
+            .collect();
+        let (who, per_hop) = if chain.proxies == 0 {
+            ("none".to_owned(), String::new())
+        } else {
+            let hops = p50s
+                .iter()
+                .zip(&baselines)
+                .map(|(p50, base)| p50.saturating_sub(*base) / chain.proxies as u32)
+                .collect();
+            (
+                format!("{} × {}", chain.proxies, chain.build.label()),
+                micros(median(hops).expect("a round")),
+            )
+        };
+        let low = p50s.iter().min().copied();
+        let high = p50s.iter().max().copied();
+        table.push_str(&format!(
+            "\n| {who} | {} | {} | {per_hop} | {:.0} |",
+            micros(median(p50s).expect("a round")),
+            micros(median(p99s).expect("a round")),
+            median_rate(rates)
+        ));
+        if let (true, Some(low), Some(high)) = (several, low, high) {
+            table.push_str(&format!(" {}–{} |", micros(low), micros(high)));
+        }
+    }
+    table
+}
+
 fn main() -> ExitCode {
     let mut counts = &FULL;
     let mut conductor = None;
     let mut kits = false;
+    let mut rounds = 1;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => counts = &QUICK,
             "--kits" => kits = true,
+            "--rounds" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) if n > 0 => rounds = n,
+                _ => return usage(),
+            },
             // Another build of the conductor, measured with this build's proxies and agent.
             "--conductor" if conductor.is_none() => match args.next() {
                 Some(path) => conductor = Some(PathBuf::from(path)),
@@ -256,7 +341,7 @@ fn main() -> ExitCode {
             _ => return usage(),
         }
     }
-    match run(counts, conductor, kits) {
+    match run(counts, conductor, kits, rounds) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("acp-bench-wasm: {}", e.0);
@@ -266,11 +351,11 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: acp-bench-wasm [--quick] [--kits] [--conductor PATH]");
+    eprintln!("usage: acp-bench-wasm [--quick] [--kits] [--rounds N] [--conductor PATH]");
     ExitCode::from(2)
 }
 
-fn run(counts: &Counts, conductor: Option<PathBuf>, kits: bool) -> Result<()> {
+fn run(counts: &Counts, conductor: Option<PathBuf>, kits: bool, rounds: usize) -> Result<()> {
     let scratch = std::env::temp_dir().join(format!("acp-bench-wasm-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
     let mut programs = Programs::locate(scratch.clone())?;
@@ -289,23 +374,31 @@ fn run(counts: &Counts, conductor: Option<PathBuf>, kits: bool) -> Result<()> {
         ]);
     }
 
-    let mut chains = Vec::new();
     let mut plan = vec![(Build::Native, 0)];
     for &build in &builds {
         plan.extend([(build, 1), (build, 3)]);
     }
-    for (build, proxies) in plan {
-        eprint!("acp-bench-wasm: {} x{proxies} ... ", build.label());
-        let label = format!("{build:?}-{proxies}");
-        let launch = programs.launch(build, proxies, &cache, &label)?;
-        let (small, streaming) = measure_session(&launch, &counts.session, &scratch)?;
-        eprintln!("p50 {}", micros(small.p50));
-        chains.push(ChainFigures {
+    let mut chains: Vec<ChainFigures> = plan
+        .iter()
+        .map(|&(build, proxies)| ChainFigures {
             build,
             proxies,
-            small,
-            streaming,
-        });
+            rounds: Vec::with_capacity(rounds),
+        })
+        .collect();
+    for round in 1..=rounds {
+        for chain in &mut chains {
+            let (build, proxies) = (chain.build, chain.proxies);
+            eprint!(
+                "acp-bench-wasm: round {round}/{rounds}: {} x{proxies} ... ",
+                build.label()
+            );
+            let label = format!("{build:?}-{proxies}");
+            let launch = programs.launch(build, proxies, &cache, &label)?;
+            let (small, streaming) = measure_session(&launch, &counts.session, &scratch)?;
+            eprintln!("p50 {}", micros(small.p50));
+            chain.rounds.push(RoundFigures { small, streaming });
+        }
     }
     eprint!("acp-bench-wasm: start times ... ");
     let mut starts = Vec::new();
@@ -322,29 +415,7 @@ fn run(counts: &Counts, conductor: Option<PathBuf>, kits: bool) -> Result<()> {
     }
     eprintln!("done");
 
-    let baseline = chains[0].small.p50;
-    println!(
-        "| proxies | round trip p50 | p99 | added per proxy hop (p50) | streaming, messages/s |"
-    );
-    println!("|---|---|---|---|---|");
-    for chain in &chains {
-        let per_hop = if chain.proxies == 0 {
-            "".to_owned()
-        } else {
-            micros(chain.small.p50.saturating_sub(baseline) / chain.proxies as u32)
-        };
-        let who = if chain.proxies == 0 {
-            "none".to_owned()
-        } else {
-            format!("{} × {}", chain.proxies, chain.build.label())
-        };
-        println!(
-            "| {who} | {} | {} | {per_hop} | {:.0} |",
-            micros(chain.small.p50),
-            micros(chain.small.p99),
-            chain.streaming.per_second()
-        );
-    }
+    println!("{}", latency_table(&chains));
     println!();
     println!("| 3 proxies | start to `initialize` response, p50 | samples |");
     println!("|---|---|---|");
@@ -372,4 +443,85 @@ fn run(counts: &Counts, conductor: Option<PathBuf>, kits: bool) -> Result<()> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(v: u64) -> Duration {
+        Duration::from_micros(v)
+    }
+
+    fn round(p50: u64, p99: u64, messages: u64) -> RoundFigures {
+        RoundFigures {
+            small: LatencySummary {
+                samples: 100,
+                p50: us(p50),
+                p99: us(p99),
+            },
+            streaming: Throughput {
+                messages,
+                elapsed: Duration::from_secs(1),
+            },
+        }
+    }
+
+    #[test]
+    fn median_takes_the_lower_middle() {
+        assert_eq!(median(vec![]), None);
+        assert_eq!(median(vec![us(5)]), Some(us(5)));
+        assert_eq!(median(vec![us(9), us(1), us(5)]), Some(us(5)));
+        assert_eq!(median(vec![us(9), us(1), us(5), us(7)]), Some(us(5)));
+        assert_eq!(median_rate(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_rate(vec![]), 0.0);
+    }
+
+    #[test]
+    fn a_hop_is_measured_against_its_own_rounds_baseline() {
+        // Round 1 ran slow for everything, round 2 fast: paired with its own round's chain
+        // without proxies, the proxy adds 30 µs per hop in both (and 20 in the third).
+        let chains = [
+            ChainFigures {
+                build: Build::Native,
+                proxies: 0,
+                rounds: vec![
+                    round(200, 400, 10),
+                    round(100, 300, 30),
+                    round(110, 310, 20),
+                ],
+            },
+            ChainFigures {
+                build: Build::PythonWasm,
+                proxies: 3,
+                rounds: vec![round(290, 500, 1), round(190, 350, 3), round(170, 330, 2)],
+            },
+        ];
+        let table = latency_table(&chains);
+        let rows: Vec<&str> = table.lines().collect();
+        assert_eq!(rows.len(), 4, "{table}");
+        assert_eq!(
+            rows[2],
+            "| none | 110.0 µs | 310.0 µs |  | 20 | 100.0 µs–200.0 µs |"
+        );
+        assert_eq!(
+            rows[3],
+            "| 3 × Python kit, WASM (componentize-py) | 190.0 µs | 350.0 µs | 30.0 µs | 2 | 170.0 µs–290.0 µs |"
+        );
+    }
+
+    #[test]
+    fn one_round_keeps_the_plain_table() {
+        let chains = [ChainFigures {
+            build: Build::Native,
+            proxies: 0,
+            rounds: vec![round(80, 90, 5)],
+        }];
+        assert_eq!(
+            latency_table(&chains),
+            "| proxies | round trip p50 | p99 | added per proxy hop (p50) | streaming, messages/s |\n\
+             |---|---|---|---|---|\n\
+             | none | 80.0 µs | 90.0 µs |  | 5 |"
+        );
+    }
 }
