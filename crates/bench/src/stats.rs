@@ -35,6 +35,22 @@ pub fn percentile(sorted: &[Duration], pct: f64) -> Duration {
     sorted[rank.clamp(1, n) - 1]
 }
 
+/// The median of some durations, such as one figure from several runs: the lower middle one of
+/// an even count; `None` when there are none.
+pub fn median(mut values: Vec<Duration>) -> Option<Duration> {
+    values.sort_unstable();
+    values.get(values.len().saturating_sub(1) / 2).copied()
+}
+
+/// The median of some rates, as [`median`]; `0.0` when there are none.
+pub fn median_rate(mut values: Vec<f64>) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    values
+        .get(values.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0.0)
+}
+
 /// Messages received over a measured interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Throughput {
@@ -58,6 +74,17 @@ mod tests {
 
     fn us(v: u64) -> Duration {
         Duration::from_micros(v)
+    }
+
+    #[test]
+    fn median_takes_the_lower_middle() {
+        assert_eq!(median(vec![]), None);
+        assert_eq!(median(vec![us(5)]), Some(us(5)));
+        assert_eq!(median(vec![us(9), us(1), us(5)]), Some(us(5)));
+        assert_eq!(median(vec![us(9), us(1), us(5), us(7)]), Some(us(5)));
+        assert_eq!(median_rate(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_rate(vec![2.5, f64::NAN, 1.0]), 2.5);
+        assert_eq!(median_rate(vec![]), 0.0);
     }
 
     #[test]

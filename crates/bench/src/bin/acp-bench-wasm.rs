@@ -24,7 +24,7 @@ use std::time::Duration;
 use acp_bench::chain_config::toml_string;
 use acp_bench::peer::{BenchError, Launch, Result};
 use acp_bench::session_run::{SessionCounts, measure_session, micros, millis, time_to_initialize};
-use acp_bench::stats::{LatencySummary, Throughput};
+use acp_bench::stats::{LatencySummary, Throughput, median, median_rate};
 
 /// How each proxy of a chain runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,21 +224,6 @@ struct ChainFigures {
     build: Build,
     proxies: usize,
     rounds: Vec<RoundFigures>,
-}
-
-/// The median of some durations (the lower middle one of an even count); `None` when empty.
-fn median(mut values: Vec<Duration>) -> Option<Duration> {
-    values.sort_unstable();
-    values.get(values.len().saturating_sub(1) / 2).copied()
-}
-
-/// The median of some rates; `0.0` when empty.
-fn median_rate(mut values: Vec<f64>) -> f64 {
-    values.sort_unstable_by(f64::total_cmp);
-    values
-        .get(values.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(0.0)
 }
 
 /// From spawning the conductor to its `InitializeResponse`, `starts` times; with `fresh_cache`
@@ -465,16 +450,6 @@ mod tests {
                 elapsed: Duration::from_secs(1),
             },
         }
-    }
-
-    #[test]
-    fn median_takes_the_lower_middle() {
-        assert_eq!(median(vec![]), None);
-        assert_eq!(median(vec![us(5)]), Some(us(5)));
-        assert_eq!(median(vec![us(9), us(1), us(5)]), Some(us(5)));
-        assert_eq!(median(vec![us(9), us(1), us(5), us(7)]), Some(us(5)));
-        assert_eq!(median_rate(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median_rate(vec![]), 0.0);
     }
 
     #[test]
