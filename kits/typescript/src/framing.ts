@@ -7,6 +7,12 @@ export const MAX_LINE = 64 * 1024 * 1024;
 /** The largest write handed to a WASI output stream at once: one over 4,096 bytes traps. */
 export const WRITE_CHUNK = 4000;
 
+/** Whether a line holds nothing but blanks; the first character decides most lines without
+ *  `trim`, which the component's engine would run for each. */
+function isBlank(line: string): boolean {
+  return line.length === 0 || (line.charCodeAt(0) <= 32 && line.trim() === "");
+}
+
 export class LineSplitter {
   private pending: Uint8Array[] = [];
   private pendingLength = 0;
@@ -26,7 +32,7 @@ export class LineSplitter {
       for (let start = 0; start < text.length; ) {
         const end = text.indexOf("\n", start);
         const line = text.slice(start, text.charCodeAt(end - 1) === 13 ? end - 1 : end);
-        if (line.length > 0 && (line.charCodeAt(0) > 32 || line.trim() !== "")) lines.push(line);
+        if (!isBlank(line)) lines.push(line);
         start = end + 1;
       }
       return lines;
@@ -45,7 +51,7 @@ export class LineSplitter {
       } else {
         this.push(piece);
         const line = this.take();
-        if (line.length > 0 && (line.charCodeAt(0) > 32 || line.trim() !== "")) lines.push(line);
+        if (!isBlank(line)) lines.push(line);
       }
       start = end + 1;
     }

@@ -278,8 +278,9 @@ export class Router {
    *  its text as it came, never parsed. False: the full path decides. */
   private passResponse(line: string): boolean {
     const comma = line.indexOf(",", RESPONSE_HEAD.length);
-    if (comma < 0 || !DIGITS.test(line.slice(RESPONSE_HEAD.length, comma))) return false;
-    const ours = Number(line.slice(RESPONSE_HEAD.length, comma));
+    const digits = comma < 0 ? "" : line.slice(RESPONSE_HEAD.length, comma);
+    if (!DIGITS.test(digits)) return false;
+    const ours = Number(digits);
     const route = this.peers.inFlight.get(ours);
     if (!(route instanceof Forwarded) || route.then) return false;
     if (!line.startsWith(',"result":', comma) && !line.startsWith(',"error":', comma)) return false;
